@@ -11,3 +11,12 @@ const __LOG_PREFIX: &[u8] = b"uintr\0";
 
 pub mod entry;
 
+// The pure CPU model: instruction decoder, delivery frame and request
+// register.  Host-tested (scripts/host-tests.sh); the #UD emulator that
+// drives it comes with user IPI delivery.
+#[expect(dead_code, reason = "used by the instruction emulator")]
+mod decode;
+#[expect(dead_code, reason = "used by the instruction emulator")]
+mod frame;
+#[expect(dead_code, reason = "used by the instruction emulator")]
+mod uirr;
