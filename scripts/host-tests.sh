@@ -1,0 +1,47 @@
+#!/bin/bash
+# Host unit tests of the pure modules of the Rust component: every file of
+# rust/uintr/ with a `#[cfg(test)]` module is compiled on its own as a test
+# crate (rustc --test, kernel lints as errors) and run; results are written
+# as TAP to <outdir>/host-<module>.tap for scripts/harness.py.
+# usage: host-tests.sh <outdir>
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$1
+rustc=${RUSTC:-/usr/bin/rustc}
+mkdir -p "$out"
+rm -f "$out"/host-*.tap
+
+lints=(-Dwarnings -Dunsafe_op_in_unsafe_fn -Wmissing_docs -Wunreachable_pub
+	-Wrust_2018_idioms -Dnon_ascii_idents)
+
+status=0
+for src in "$top"/rust/uintr/*.rs; do
+	grep -q '#\[cfg(test)\]' "$src" || continue
+	name=$(basename "$src" .rs)
+	bin=$out/host-$name
+	tap=$out/host-$name.tap
+	if ! "$rustc" --edition=2021 --test "${lints[@]}" -o "$bin" "$src" > "$bin.build.log" 2>&1; then
+		cat "$bin.build.log" >&2
+		printf '1..1\nnot ok 1 %s: does not compile as a host test crate\n' "$name" > "$tap"
+		status=1
+		continue
+	fi
+	"$bin" --test-threads=2 2>&1 | awk -v mod="$name" '
+		/^test .* \.\.\. / {
+			n++
+			name = $2
+			if ($NF == "ok") print "ok " n " " mod "::" name
+			else if ($NF == "ignored") print "ok " n " " mod "::" name " # SKIP ignored"
+			else { print "not ok " n " " mod "::" name; bad = 1 }
+			next
+		}
+		{ print "# " $0 }
+		END { print "1.." n }' > "$tap"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$tap"; then
+		echo "not ok 0 $name: test binary exited with status $rc" >> "$tap"
+	fi
+	grep -q '^not ok' "$tap" && status=1
+done
+exit $status

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Boot the guest kernel in QEMU and run what the mode asks for.
+# usage: run-guest.sh <check|demo|shell|bench> <bzImage> <initramfs> [console log]
+#
+# Environment: UINTR_TESTS (comma-separated test names), UINTR_TIMEOUT (hard
+# limit of the whole boot, seconds), UINTR_ACCEL (tcg|kvm), UINTR_MEM,
+# UINTR_SMP, UINTR_CMDLINE (extra kernel parameters).
+# Exit status: QEMU's; 1 means the guest's /init reached its end and
+# reported success, anything else is a failure (0: panic or reboot,
+# 124: timeout).
+set -uo pipefail
+
+mode=$1
+kernel=$2
+initrd=$3
+log=${4:-/dev/null}
+
+accel=${UINTR_ACCEL:-tcg}
+case "$accel" in
+tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+kvm) accel_args=(-accel kvm -cpu host) ;;
+*) echo "run-guest: UINTR_ACCEL must be tcg or kvm" >&2; exit 2 ;;
+esac
+
+cmdline="console=ttyS0 panic=-1 uintr_run=$mode"
+[ -n "${UINTR_TESTS:-}" ] && cmdline+=" uintr_tests=$UINTR_TESTS"
+[ -n "${UINTR_CMDLINE:-}" ] && cmdline+=" $UINTR_CMDLINE"
+
+qemu=(qemu-system-x86_64 "${accel_args[@]}"
+	-smp "${UINTR_SMP:-2}" -m "${UINTR_MEM:-1G}"
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	-display none -no-reboot)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+run() {
+	timeout --foreground -k 10 "${UINTR_TIMEOUT:-1800}" \
+		"${qemu[@]}" -serial stdio -monitor none < /dev/null 2>&1
+}
+
+# UINTR_SHOW=1 shows the console while it runs (make demo, make V=1).
+if [ "${UINTR_SHOW:-0}" = 1 ]; then
+	run | tr -d '\r' | tee "$log"
+else
+	run | tr -d '\r' > "$log"
+fi
