@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# uintr: x86 User Interrupts for Linux 6.12, Rust core + C glue.
+#
+#   make check [DEBUG=1] [T=test1,test2] [V=1]   host tests + kernel + guest tests
+#   make demo                                    boot and run samples/
+#   make shell                                   boot to a guest shell
+#   make kernel | initramfs | host-test | tree | deps | clean
+#
+# The kernel tree and every output live in UINTR_BUILD_DIR (default build/).
+
+TOP := $(CURDIR)
+UINTR_BUILD_DIR ?= $(TOP)/build
+export UINTR_BUILD_DIR
+B := $(UINTR_BUILD_DIR)
+
+DEBUG ?= 0
+ifeq ($(DEBUG),1)
+FLAVOR := debug
+GUEST_MEM ?= 2G
+else
+FLAVOR := normal
+GUEST_MEM ?= 1G
+endif
+
+KSRC := $(B)/linux
+KOBJ := $(B)/obj-$(FLAVOR)
+BZIMAGE := $(KOBJ)/arch/x86/boot/bzImage
+RESULTS := $(B)/results/$(FLAVOR)
+GUEST_BIN := $(B)/guest
+INITRAMFS := $(B)/initramfs.cpio.gz
+JOBS ?= $(shell nproc)
+
+# Debian's toolchain, never the rustup one in ~/.cargo (see README).
+RUST_LIB_SRC = $(lastword $(sort $(wildcard /usr/src/rustc-*/library)))
+KBUILD_VARS = LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+	RUST_LIB_SRC=$(RUST_LIB_SRC) BINDGEN=$(TOP)/scripts/bindgen-wrapper
+KMAKE = $(MAKE) -C $(KSRC) O=$(KOBJ) $(KBUILD_VARS)
+
+# Guest programs: tests/*.c and samples/*.c, static, built with -muintr.
+GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror -muintr \
+	-I$(TOP)/uapi -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
+SAMPLE_CFLAGS := -O2 -static -pthread -Wall -muintr -mgeneral-regs-only \
+	-minline-all-stringops -I$(TOP)/uapi
+TESTS := $(patsubst tests/%.c,$(GUEST_BIN)/tests/%,$(wildcard tests/*.c))
+SAMPLES := $(patsubst samples/%.c,$(GUEST_BIN)/samples/%,$(wildcard samples/*.c))
+GUEST_HEADERS := $(wildcard tests/*.h) uapi/linux/uintr.h
+
+ifeq ($(V),1)
+export UINTR_SHOW := 1
+endif
+ifdef T
+export UINTR_TESTS := $(T)
+endif
+
+.PHONY: all deps tree config kernel guest initramfs host-test check demo shell clean distclean
+
+all: kernel initramfs
+
+deps:
+	@scripts/deps.sh
+
+tree: deps
+	@scripts/tree.sh
+
+config: tree
+	@DEBUG=$(DEBUG) scripts/kconfig.sh $(KOBJ) make $(KBUILD_VARS)
+
+kernel: config
+	@echo "kernel: building $(FLAVOR) kernel in $(KOBJ)"
+	+@$(KMAKE) -j$(JOBS) -s bzImage
+	@echo "kernel: $$(cat $(KOBJ)/include/config/kernel.release) ready"
+
+$(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) | tree
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $<
+
+$(GUEST_BIN)/samples/%: samples/%.c uapi/linux/uintr.h | tree
+	@mkdir -p $(dir $@)
+	gcc $(SAMPLE_CFLAGS) -o $@ $<
+
+$(GUEST_BIN)/qemu-exit: guest/qemu-exit.c | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -static -Wall -Werror -o $@ $<
+
+guest: $(TESTS) $(SAMPLES) $(GUEST_BIN)/qemu-exit
+	@# drop programs whose source is gone
+	@for f in $(GUEST_BIN)/tests/* $(GUEST_BIN)/samples/*; do \
+		[ -e "$$f" ] || continue; \
+		case " $(TESTS) $(SAMPLES) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; \
+	done
+
+# gen_init_cpio comes with the kernel build of this flavor.
+initramfs: kernel guest
+	@scripts/mkinitramfs.sh $(KOBJ)/usr/gen_init_cpio $(GUEST_BIN) $(INITRAMFS)
+
+host-test: deps
+	@echo "host-test: Rust unit tests of the pure modules"
+	@scripts/host-tests.sh $(RESULTS) || true
+	@python3 scripts/harness.py selftest > $(RESULTS)/harness-selftest.tap || true
+
+check: host-test initramfs
+	@echo "check: booting the $(FLAVOR) kernel (QEMU, 2 vCPUs)"
+	@mkdir -p $(RESULTS)
+	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
+		$(RESULTS)/console.log; echo $$? > $(RESULTS)/qemu-status
+	@python3 scripts/harness.py summary \
+		$(foreach t,$(wildcard $(RESULTS)/*.tap),--tap $(t)) \
+		--console $(RESULTS)/console.log --qemu-status $$(cat $(RESULTS)/qemu-status)
+
+demo: initramfs
+	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh demo $(BZIMAGE) \
+		$(INITRAMFS) $(B)/demo-console.log; st=$$?; \
+	if [ $$st != 1 ]; then echo "demo: guest failed (qemu status $$st)"; exit 1; fi; \
+	if grep -E '^### uintr-end .* rc=[^0]' $(B)/demo-console.log; then \
+		echo "demo: a sample failed (see above)"; exit 1; fi
+
+shell: initramfs
+	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh shell $(BZIMAGE) $(INITRAMFS)
+
+clean:
+	rm -rf $(B)/obj-* $(GUEST_BIN) $(B)/results $(INITRAMFS)
+
+distclean:
+	rm -rf $(B)
