@@ -2,18 +2,136 @@
 
 //! Entry points called from the C glue (`arch/x86/kernel/uintr.c`).
 //!
-//! Each function here is a trampoline: it converts C arguments into Rust
-//! types, calls safe code and turns the result into an errno for C.  The
-//! prototypes are in `arch/x86/include/asm/uintr.h`.
+//! Each function is a trampoline: it turns the C arguments into Rust types,
+//! calls safe code and maps the result to what C expects (a value or a
+//! negative errno).  The prototypes are in `arch/x86/include/asm/uintr.h`.
 
-use kernel::ffi::c_int;
+use kernel::bindings;
+use kernel::ffi::{c_char, c_int, c_long, c_uint};
 use kernel::prelude::*;
+use kernel::str::CStr;
 
-/// Initializes the component at boot (a `late_initcall`).
+use crate::mode::{self, Request};
+use crate::stats;
+use crate::syscalls;
+use crate::thread::ThreadState;
+
+/// A syscall result as the C entry returns it.
+fn syscall_return(result: Result<usize>) -> c_long {
+    match result {
+        // Values are fds or UITT indexes: small, the conversion is exact.
+        Ok(value) => value as c_long,
+        // An errno is a small negative number: the conversion is exact.
+        Err(err) => err.to_errno() as c_long,
+    }
+}
+
+/// Records the `uintr=` boot parameter (also `nouintr`, as "off").
 ///
-/// Returns 0; the component has no state to set up yet.
+/// Returns 1 if the CPU's own UINTR may be used, 0 if not, `-EINVAL` for
+/// an unknown value (the default, `auto`, stays in force).
+///
+/// # Safety
+///
+/// `param` is a NUL-terminated string.
 #[no_mangle]
-pub extern "C" fn uintr_rust_init() -> c_int {
-    pr_info!("Rust component initialized\n");
+pub unsafe extern "C" fn uintr_rust_parse_mode(param: *const c_char) -> c_int {
+    // SAFETY: NUL-terminated, by the caller's promise.
+    let value = unsafe { CStr::from_char_ptr(param) };
+    match Request::parse(value.as_bytes()) {
+        Some(request) => {
+            mode::set_request(request);
+            c_int::from(request.allows_hardware())
+        }
+        None => {
+            pr_warn!("unknown uintr= value, using auto\n");
+            EINVAL.to_errno()
+        }
+    }
+}
+
+/// Fixes the mode at boot (a `late_initcall`) and logs it.
+#[no_mangle]
+pub extern "C" fn uintr_rust_init(cpu_has_uintr: bool) -> c_int {
+    let mode = mode::select(cpu_has_uintr);
+    pr_info!(
+        "Rust component initialized: mode {} (uintr={}, CPU {} UINTR)\n",
+        mode.name(),
+        mode::request().name(),
+        if cpu_has_uintr { "has" } else { "lacks" }
+    );
     0
 }
+
+/// Fills `out` with the counts of live objects.
+///
+/// # Safety
+///
+/// `out` points to a writable `struct uintr_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_stats(out: *mut bindings::uintr_stats) {
+    let s = stats::snapshot();
+    // SAFETY: writable, by the caller's promise.
+    unsafe {
+        *out = bindings::uintr_stats {
+            receivers: s.receivers,
+            senders: s.senders,
+            upids: s.upids,
+            uitts: s.uitts,
+            fds: s.fds,
+            connections: s.connections,
+        }
+    };
+}
+
+/// Exit or exec of a thread with User Interrupt state.
+///
+/// # Safety
+///
+/// `ut` is the `thread.uintr` of the current task, or of a task being torn
+/// down that no other thread can reach.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_release_thread(ut: *mut bindings::uintr_thread) {
+    // SAFETY: by the caller's promise.
+    let mut thread = unsafe { ThreadState::from_raw(ut) };
+    syscalls::release_thread(&mut thread);
+}
+
+/// Generates the trampoline of one system call: `ut` is the calling
+/// thread's `thread.uintr`, the other arguments are passed on.
+macro_rules! syscall_entry {
+    ($(#[$doc:meta])* $name:ident => $imp:path, ($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// `ut` is the `thread.uintr` of the calling thread.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(ut: *mut bindings::uintr_thread, $($arg: $ty),*) -> c_long {
+            // SAFETY: the caller's own state, by the caller's promise.
+            let mut thread = unsafe { ThreadState::from_raw(ut) };
+            syscall_return($imp(&mut thread, $($arg),*))
+        }
+    };
+}
+
+syscall_entry!(
+    /// uintr_register_handler(2)
+    uintr_rust_register_handler => syscalls::register_handler, (handler: u64, flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_unregister_handler(2)
+    uintr_rust_unregister_handler => syscalls::unregister_handler, (flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_create_fd(2)
+    uintr_rust_create_fd => syscalls::create_fd, (vector: u64, flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_register_sender(2)
+    uintr_rust_register_sender => syscalls::register_sender, (fd: c_int, flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_unregister_sender(2)
+    uintr_rust_unregister_sender => syscalls::unregister_sender, (fd: c_int, flags: c_uint)
+);

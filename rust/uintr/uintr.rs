@@ -4,12 +4,34 @@
 //!
 //! C glue in the core kernel (CPU enumeration, MSRs, entry and trap hooks,
 //! the syscall table) calls into this crate through the thin trampolines of
-//! [`entry`]; everything with a lifetime is owned here.
+//! [`entry`]; everything with a lifetime is owned here:
+//!
+//! - [`receiver`]: a thread with a handler; owns its [`upid`] and vectors;
+//! - [`sender`]: a thread connected to uintr_fds; owns its [`uitt`];
+//! - [`uintr_fd`]: one vector of one receiver, listing its connections;
+//! - [`file`] and [`thread`]: the raw VFS and per-thread plumbing;
+//! - [`syscalls`]: the system calls, on top of those;
+//! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
+//!   object counts.
+//!
+//! Lock order: a uintr_fd's connection lock, then a sender's table lock.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
 
 pub mod entry;
+
+mod errno;
+mod file;
+mod mode;
+mod receiver;
+mod sender;
+mod stats;
+mod syscalls;
+mod thread;
+mod uintr_fd;
+mod uitt;
+mod upid;
 
 // The pure CPU model: instruction decoder, delivery frame and request
 // register.  Host-tested (scripts/host-tests.sh); the #UD emulator that

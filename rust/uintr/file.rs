@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The uintr_fd file: the raw VFS plumbing, kept in this one module.
+//!
+//! A uintr_fd is an anonymous-inode file whose `private_data` is one
+//! reference to a [`UintrFd`] (an `Arc` turned into a raw pointer).  The
+//! reference is taken back in `release`, which the VFS calls once, when
+//! the last reference to the file is gone.  Nothing else here owns
+//! anything: lookups borrow the reference while they hold the file.
+
+use core::ffi::c_void;
+use core::ptr;
+use kernel::bindings;
+use kernel::c_str;
+use kernel::ffi::{c_int, c_uint};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+use kernel::types::ForeignOwnable;
+
+use crate::errno;
+use crate::uintr_fd::UintrFd;
+
+/// The file operations of every uintr_fd.
+struct FileOps(bindings::file_operations);
+
+// SAFETY: the table is immutable and holds only function pointers and
+// nulls, which any thread may read.
+unsafe impl Sync for FileOps {}
+
+static UINTR_FD_FOPS: FileOps = FileOps({
+    // SAFETY: `file_operations` is a C struct of function pointers and
+    // plain values; all-zero means "no such hook", which is valid.
+    let mut ops: bindings::file_operations = unsafe { core::mem::zeroed() };
+    ops.release = Some(release);
+    ops.show_fdinfo = Some(show_fdinfo);
+    ops
+});
+
+/// Creates a uintr_fd (`O_CLOEXEC`) owning one reference to `object`.
+pub(crate) fn create(object: Arc<UintrFd>) -> Result<usize> {
+    let private = object.into_foreign();
+    // SAFETY: the name is a NUL-terminated static string, the operations
+    // are static, and `private` is a valid foreign `Arc<UintrFd>` whose
+    // ownership passes to the file on success.
+    let fd = unsafe {
+        bindings::anon_inode_getfd(
+            c_str!("[uintr_fd]").as_char_ptr(),
+            &UINTR_FD_FOPS.0,
+            private as *mut c_void,
+            (bindings::O_RDONLY | bindings::O_CLOEXEC) as c_int,
+        )
+    };
+    if fd < 0 {
+        // SAFETY: on failure no file was created, so nobody else owns
+        // `private`: take the reference back (and drop it).
+        drop(unsafe { Arc::<UintrFd>::from_foreign(private) });
+        return Err(Error::from_errno(fd));
+    }
+    // `fd` is non-negative here: the conversion is exact.
+    Ok(fd as usize)
+}
+
+/// A counted reference to a `struct file`, put on drop.
+struct FileRef(ptr::NonNull<bindings::file>);
+
+impl Drop for FileRef {
+    fn drop(&mut self) {
+        // SAFETY: the reference was taken by `fget` in `lookup` and is put
+        // exactly once, here.
+        unsafe { bindings::fput(self.0.as_ptr()) };
+    }
+}
+
+/// The uintr_fd object behind the caller's descriptor `fd`: `EBADF` if
+/// `fd` is not open, `EOPNOTSUPP` if it is not a uintr_fd.
+pub(crate) fn lookup(fd: i32) -> Result<Arc<UintrFd>> {
+    let fd = c_uint::try_from(fd).map_err(|_| EBADF)?;
+    // SAFETY: `fget` accepts any descriptor number and returns either NULL
+    // or a counted reference to an open file.
+    let file = ptr::NonNull::new(unsafe { bindings::fget(fd) }).ok_or(EBADF)?;
+    let file = FileRef(file);
+    // SAFETY: we hold a reference, so the file is valid.
+    let (ops, private) = unsafe {
+        let f = file.0.as_ptr();
+        ((*f).f_op, (*f).private_data)
+    };
+    if !ptr::eq(ops, &UINTR_FD_FOPS.0) {
+        return Err(errno::eopnotsupp());
+    }
+    // SAFETY: a file with our operations has a foreign `Arc<UintrFd>` as
+    // `private_data`, released only in `release`, which cannot run while
+    // we hold a reference to the file.
+    let object = unsafe { Arc::<UintrFd>::borrow(private) };
+    Ok(object.into())
+}
+
+/// `file_operations.release`: the last reference to the file is gone.
+///
+/// # Safety
+///
+/// Called by the VFS, once per file, with a file created by [`create`].
+unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: `file` is valid for this call; its `private_data` is the
+    // reference `create` handed over, and this is the only place that
+    // takes it back.
+    let object = unsafe { Arc::<UintrFd>::from_foreign((*file).private_data) };
+    object.release();
+    0
+}
+
+/// `file_operations.show_fdinfo`: `/proc/<pid>/fdinfo/<fd>`.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid `seq_file` and a live file of ours.
+unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings::file) {
+    // SAFETY: the file is live for this call, so its `private_data` is
+    // still the reference owned by the file.
+    let object = unsafe { Arc::<UintrFd>::borrow((*file).private_data) };
+    let receiver = object.receiver();
+    // SAFETY: `m` is valid for this call; the format is a NUL-terminated
+    // string whose conversions match the argument types.
+    unsafe {
+        bindings::seq_printf(
+            m,
+            c_str!("uintr_vector:\t%u\nuintr_receiver_tid:\t%d\nuintr_receiver_active:\t%d\nuintr_senders:\t%u\n")
+                .as_char_ptr(),
+            c_uint::from(object.vector()),
+            receiver.tid(),
+            c_int::from(receiver.is_active()),
+            object.sender_count() as c_uint,
+        )
+    };
+}

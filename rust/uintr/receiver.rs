@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A receiver: a thread that registered a user interrupt handler.
+//!
+//! The receiver owns its UPID and its vector space (64 vectors, each
+//! claimed by at most one uintr_fd).  It is reference counted: the thread
+//! holds one reference while it is registered, and every uintr_fd created
+//! for it holds one, so the fds outlive an unregistered or exited receiver
+//! (they then refuse new senders with `ESHUTDOWN`).
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use crate::stats::{self, Live};
+use crate::upid::Upid;
+
+/// Vectors per receiver: 0 (lowest priority) to 63 (highest).
+pub(crate) const VECTORS: u64 = 64;
+
+/// A registered receiver.
+pub(crate) struct Receiver {
+    /// Where senders post.
+    upid: Arc<Upid>,
+    /// The handler's user address.
+    handler: u64,
+    /// The receiving thread's id, for fdinfo.
+    tid: i32,
+    /// Vectors claimed by a uintr_fd (bit n: vector n).
+    vectors: AtomicU64,
+    /// False once the thread unregistered or exited.
+    active: AtomicBool,
+    /// Counts this receiver in [`stats::RECEIVERS`].
+    _live: Live,
+}
+
+impl Receiver {
+    /// A new, active receiver with its own UPID.
+    pub(crate) fn new(handler: u64, tid: i32) -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Receiver {
+                upid: Upid::new()?,
+                handler,
+                tid,
+                vectors: AtomicU64::new(0),
+                active: AtomicBool::new(true),
+                _live: Live::new(&stats::RECEIVERS),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The receiver's UPID.
+    pub(crate) fn upid(&self) -> &Arc<Upid> {
+        &self.upid
+    }
+
+    /// The handler's user address.
+    #[expect(dead_code, reason = "delivery comes with user IPIs")]
+    pub(crate) fn handler(&self) -> u64 {
+        self.handler
+    }
+
+    /// The receiving thread's id.
+    pub(crate) fn tid(&self) -> i32 {
+        self.tid
+    }
+
+    /// Whether the thread is still registered.
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Claims `vector` for a new uintr_fd; `EBUSY` if one has it already.
+    pub(crate) fn claim_vector(&self, vector: u8) -> Result {
+        let bit = 1u64 << vector;
+        if self.vectors.fetch_or(bit, Ordering::AcqRel) & bit != 0 {
+            return Err(EBUSY);
+        }
+        Ok(())
+    }
+
+    /// Returns `vector` once its uintr_fd is gone.
+    pub(crate) fn release_vector(&self, vector: u8) {
+        self.vectors
+            .fetch_and(!(1u64 << vector), Ordering::AcqRel);
+    }
+
+    /// The thread unregistered or exited: no more deliveries, no new
+    /// senders; the fds stay open.
+    pub(crate) fn shutdown(&self) {
+        self.active.store(false, Ordering::Release);
+        self.upid.suppress();
+    }
+}

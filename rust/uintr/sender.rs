@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A sender: a thread that connected to one or more uintr_fds.
+//!
+//! The sender owns its UITT.  Each valid entry is a connection and holds a
+//! reference to the target UPID (so the UPID outlives every entry that can
+//! reach it) and to the uintr_fd it was made through (so closing the fd can
+//! find and tear down the connection).  The fd in turn lists its
+//! connections; both sides change only under the fd's lock, then the
+//! sender's, in that order.
+//!
+//! The table lock is per sender: nothing on the send path is global.
+
+use kernel::new_spinlock;
+use kernel::prelude::*;
+use kernel::sync::{Arc, SpinLock};
+
+use crate::stats::{self, Live};
+use crate::uintr_fd::UintrFd;
+use crate::uitt::{Uitt, UITT_ENTRIES};
+use crate::upid::Upid;
+
+/// What a valid UITT entry holds on to.
+struct Slot {
+    /// The fd the connection was made through.
+    fd: Arc<UintrFd>,
+    /// The target; kept alive while the entry can reach it.
+    _upid: Arc<Upid>,
+    /// Counts the connection in [`stats::CONNECTIONS`].
+    _live: Live,
+}
+
+/// The sender's table and its bookkeeping.
+struct SenderTable {
+    /// The hardware table.
+    uitt: KBox<Uitt>,
+    /// Counts the table in [`stats::UITTS`].
+    _uitt_live: Live,
+    /// `slots[i]` is `Some` exactly when UITT entry `i` is valid.
+    slots: KVec<Option<Slot>>,
+}
+
+/// A registered sender.
+#[pin_data]
+pub(crate) struct Sender {
+    /// The table, locked per sender.
+    #[pin]
+    table: SpinLock<SenderTable>,
+    /// Counts this sender in [`stats::SENDERS`].
+    _live: Live,
+}
+
+impl Sender {
+    /// A new sender with an empty table.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        let uitt = Uitt::new()?;
+        let mut slots = KVec::with_capacity(UITT_ENTRIES, GFP_KERNEL)?;
+        for _ in 0..UITT_ENTRIES {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        let table = SenderTable {
+            uitt,
+            _uitt_live: Live::new(&stats::UITTS),
+            slots,
+        };
+        Arc::pin_init(
+            pin_init!(Self {
+                table <- new_spinlock!(table, "uintr::Sender::table"),
+                _live: Live::new(&stats::SENDERS),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Fills a free entry with a connection to `fd`'s receiver and returns
+    /// its index; `ENOSPC` when all entries are in use.
+    ///
+    /// Called with `fd`'s connection lock held.
+    pub(crate) fn install(&self, fd: &Arc<UintrFd>) -> Result<usize> {
+        let upid = fd.receiver().upid().clone();
+        let (address, vector) = (upid.address(), fd.vector());
+        let slot = Slot {
+            fd: fd.clone(),
+            _upid: upid,
+            _live: Live::new(&stats::CONNECTIONS),
+        };
+        let mut table = self.table.lock();
+        let index = table
+            .slots
+            .iter()
+            .position(Option::is_none)
+            .ok_or(ENOSPC)?;
+        table.uitt.set(index, address, vector);
+        table.slots[index] = Some(slot);
+        Ok(index)
+    }
+
+    /// Invalidates entry `index` if it still is a connection to `fd`.
+    ///
+    /// Called with `fd`'s connection lock held.
+    pub(crate) fn uninstall(&self, index: usize, fd: &UintrFd) {
+        let slot = {
+            let mut table = self.table.lock();
+            match &table.slots[index] {
+                Some(slot) if core::ptr::eq(&*slot.fd, fd) => {
+                    table.uitt.clear(index);
+                    table.slots[index].take()
+                }
+                _ => None,
+            }
+        };
+        // Dropped outside the spinlock: it may free the fd object.
+        drop(slot);
+    }
+
+    /// Invalidates every entry that is a connection to `fd`.
+    ///
+    /// Called with `fd`'s connection lock held.
+    pub(crate) fn uninstall_all(&self, fd: &UintrFd) {
+        for index in 0..UITT_ENTRIES {
+            self.uninstall(index, fd);
+        }
+    }
+
+    /// The fd of the lowest valid entry, if any.
+    fn first_connection(&self) -> Option<Arc<UintrFd>> {
+        let table = self.table.lock();
+        table.slots.iter().flatten().map(|s| s.fd.clone()).next()
+    }
+
+    /// The thread exits or execs: tears down every connection.
+    ///
+    /// Takes one fd at a time, so that the fd's lock can be taken before
+    /// the table's (the order every other path uses).  Each round leaves no
+    /// entry pointing to the fd it found, so the loop ends.
+    pub(crate) fn shutdown(self: &Arc<Self>) {
+        while let Some(fd) = self.first_connection() {
+            fd.forget_sender(self);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The User Interrupt system calls, as the man pages describe them.
+//!
+//! Each function acts on the calling thread's state and returns the
+//! syscall's value or the error the man page lists.
+
+use kernel::bindings;
+use kernel::prelude::*;
+
+use crate::errno;
+use crate::file;
+use crate::mode::{self, Mode};
+use crate::receiver::{Receiver, VECTORS};
+use crate::sender::Sender;
+use crate::thread::ThreadState;
+use crate::uintr_fd::UintrFd;
+
+/// `EOPNOTSUPP` unless User Interrupts run on this boot.
+fn require_enabled() -> Result {
+    match mode::current() {
+        Mode::Off => Err(errno::eopnotsupp()),
+        Mode::Emulated | Mode::Hardware => Ok(()),
+    }
+}
+
+/// `EINVAL` unless `flags` is 0 (no flag is defined yet).
+fn require_no_flags(flags: u32) -> Result {
+    if flags != 0 {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+/// Whether `address` may be a user-space handler: not NULL, below the end
+/// of the user address space (which also makes it canonical).
+fn is_user_code_address(address: u64) -> bool {
+    // SAFETY: a plain C function without preconditions.
+    let limit = unsafe { bindings::uintr_user_address_limit() };
+    address != 0 && address < limit as u64
+}
+
+/// uintr_register_handler(handler, flags)
+pub(crate) fn register_handler(thread: &mut ThreadState<'_>, handler: u64, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    if !is_user_code_address(handler) {
+        return Err(EFAULT);
+    }
+    if thread.receiver().is_some() {
+        return Err(EBUSY);
+    }
+    let receiver = Receiver::new(handler, current!().pid())?;
+    thread.set_receiver(receiver);
+    Ok(0)
+}
+
+/// uintr_unregister_handler(flags)
+pub(crate) fn unregister_handler(thread: &mut ThreadState<'_>, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    let receiver = thread.take_receiver().ok_or(EINVAL)?;
+    receiver.shutdown();
+    Ok(0)
+}
+
+/// uintr_create_fd(vector, flags)
+pub(crate) fn create_fd(thread: &mut ThreadState<'_>, vector: u64, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    if vector >= VECTORS {
+        return Err(EINVAL);
+    }
+    let receiver = thread.receiver().ok_or(EINVAL)?;
+    // `vector` < 64: the conversion is exact.
+    let object = UintrFd::new(&receiver.into(), vector as u8)?;
+    file::create(object)
+}
+
+/// uintr_register_sender(uintr_fd, flags): returns the UITT index.
+pub(crate) fn register_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    let object = file::lookup(fd)?;
+    // A thread becomes a sender with its first successful connection.
+    let (sender, is_new) = match thread.sender() {
+        Some(sender) => (sender.into(), false),
+        None => (Sender::new()?, true),
+    };
+    let index = object.connect(&sender)?;
+    if is_new {
+        thread.set_sender(sender);
+    }
+    Ok(index)
+}
+
+/// uintr_unregister_sender(uintr_fd, flags)
+pub(crate) fn unregister_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    let object = file::lookup(fd)?;
+    let sender = thread.sender().ok_or(EINVAL)?;
+    object.disconnect(&sender.into())?;
+    Ok(0)
+}
+
+/// Exit or exec: the thread gives up its receiver and its sender.
+pub(crate) fn release_thread(thread: &mut ThreadState<'_>) {
+    if let Some(receiver) = thread.take_receiver() {
+        receiver.shutdown();
+    }
+    if let Some(sender) = thread.take_sender() {
+        sender.shutdown();
+    }
+}

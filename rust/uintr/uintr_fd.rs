@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The uintr_fd object: one vector of one receiver, shareable like any fd.
+//!
+//! Whoever holds the fd may connect to the receiver as a sender (one
+//! connection per sender thread).  The object holds its receiver and its
+//! vector; it lists its connections so that closing the last reference to
+//! the file tears them all down, even when the senders are other
+//! processes.  The vector returns to the receiver when the object goes.
+
+use kernel::new_mutex;
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex};
+
+use crate::receiver::Receiver;
+use crate::sender::Sender;
+use crate::stats::{self, Live};
+
+/// A vector claimed from a receiver, returned on drop.
+struct VectorClaim {
+    receiver: Arc<Receiver>,
+    vector: u8,
+}
+
+impl Drop for VectorClaim {
+    fn drop(&mut self) {
+        self.receiver.release_vector(self.vector);
+    }
+}
+
+/// One sender connected through this fd.
+struct Connection {
+    sender: Arc<Sender>,
+    /// The sender's UITT index.
+    index: usize,
+}
+
+/// The connections of an fd.
+struct Connections {
+    /// Free places are `None` and reused.
+    list: KVec<Option<Connection>>,
+    /// The file was closed: no new connections.
+    released: bool,
+}
+
+/// The object behind a uintr_fd.
+#[pin_data]
+pub(crate) struct UintrFd {
+    claim: VectorClaim,
+    /// Lock order: this lock, then a sender's table lock.
+    #[pin]
+    connections: Mutex<Connections>,
+    /// Counts this object in [`stats::FDS`].
+    _live: Live,
+}
+
+impl UintrFd {
+    /// Claims `vector` of `receiver` for a new fd object.
+    pub(crate) fn new(receiver: &Arc<Receiver>, vector: u8) -> Result<Arc<Self>> {
+        receiver.claim_vector(vector)?;
+        let claim = VectorClaim {
+            receiver: receiver.clone(),
+            vector,
+        };
+        let connections = Connections {
+            list: KVec::new(),
+            released: false,
+        };
+        Arc::pin_init(
+            pin_init!(Self {
+                claim,
+                connections <- new_mutex!(connections, "uintr::UintrFd::connections"),
+                _live: Live::new(&stats::FDS),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The receiver the fd's interrupts go to.
+    pub(crate) fn receiver(&self) -> &Arc<Receiver> {
+        &self.claim.receiver
+    }
+
+    /// The fd's vector.
+    pub(crate) fn vector(&self) -> u8 {
+        self.claim.vector
+    }
+
+    /// Connects `sender` and returns its UITT index.
+    ///
+    /// `EISCONN` if it is connected already, `ESHUTDOWN` if the receiver
+    /// is gone, `ENOSPC` if the sender's table is full.
+    pub(crate) fn connect(self: &Arc<Self>, sender: &Arc<Sender>) -> Result<usize> {
+        let mut guard = self.connections.lock();
+        let conns = &mut *guard;
+        if conns.released {
+            return Err(EBADF);
+        }
+        if !self.receiver().is_active() {
+            return Err(crate::errno::eshutdown());
+        }
+        if conns
+            .list
+            .iter()
+            .flatten()
+            .any(|c| Arc::ptr_eq(&c.sender, sender))
+        {
+            return Err(crate::errno::eisconn());
+        }
+        let place = match conns.list.iter().position(Option::is_none) {
+            Some(place) => place,
+            None => {
+                conns.list.push(None, GFP_KERNEL)?;
+                conns.list.len() - 1
+            }
+        };
+        let index = sender.install(self)?;
+        conns.list[place] = Some(Connection {
+            sender: sender.clone(),
+            index,
+        });
+        Ok(index)
+    }
+
+    /// Disconnects `sender`; `EINVAL` if it is not connected.
+    pub(crate) fn disconnect(&self, sender: &Arc<Sender>) -> Result {
+        let mut conns = self.connections.lock();
+        let conn = conns
+            .list
+            .iter_mut()
+            .find(|c| matches!(c, Some(c) if Arc::ptr_eq(&c.sender, sender)))
+            .and_then(Option::take)
+            .ok_or(EINVAL)?;
+        conn.sender.uninstall(conn.index, self);
+        Ok(())
+    }
+
+    /// `sender` is going away: drop whatever connects it to this fd.
+    pub(crate) fn forget_sender(&self, sender: &Arc<Sender>) {
+        let mut conns = self.connections.lock();
+        for place in conns.list.iter_mut() {
+            if matches!(place, Some(c) if Arc::ptr_eq(&c.sender, sender)) {
+                *place = None;
+            }
+        }
+        sender.uninstall_all(self);
+    }
+
+    /// The number of connected senders.
+    pub(crate) fn sender_count(&self) -> usize {
+        self.connections.lock().list.iter().flatten().count()
+    }
+
+    /// The last reference to the file is gone: tear down every connection.
+    pub(crate) fn release(&self) {
+        let mut conns = self.connections.lock();
+        conns.released = true;
+        for place in conns.list.iter_mut() {
+            if let Some(conn) = place.take() {
+                conn.sender.uninstall(conn.index, self);
+            }
+        }
+    }
+}
