@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The uintr= boot parameter: the mode logged at boot matches the command
+ * line, and with uintr=off every system call fails with EOPNOTSUPP.
+ * `make check` boots once as usual and once more with uintr=off.
+ */
+#include "uintr_test.h"
+
+#include <fcntl.h>
+#include <sys/klog.h>
+
+#include "kselftest_harness.h"
+
+static int cmdline_has(const char *word)
+{
+	static char buf[4096];
+	int fd = open("/proc/cmdline", O_RDONLY);
+	int n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, word) != NULL;
+}
+
+static int uintr_off(void)
+{
+	return cmdline_has("uintr=off") || cmdline_has("nouintr");
+}
+
+TEST(boot_log_names_the_mode)
+{
+	static char log[1 << 20];
+	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+	const char *want = uintr_off() ? "mode off (uintr=off" : "mode emulated (uintr=auto, CPU lacks UINTR)";
+
+	ASSERT_GT(len, 0);
+	log[len] = '\0';
+	EXPECT_NE(NULL, strstr(log, want)) TH_LOG("no '%s' in the boot log", want);
+}
+
+TEST(cpuinfo_has_no_uintr_flag_without_the_hardware)
+{
+	static char buf[65536];
+	int fd = open("/proc/cpuinfo", O_RDONLY);
+	int n;
+
+	ASSERT_GE(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	ASSERT_GT(n, 0);
+	buf[n] = '\0';
+	EXPECT_EQ(NULL, strstr(buf, " uintr"));
+}
+
+TEST(syscalls_follow_the_mode)
+{
+	long want = uintr_off() ? -EOPNOTSUPP : 0;
+
+	EXPECT_EQ(want, UINTR_RET(uintr_register_handler(uintr_test_handler(), 0)));
+	if (uintr_off()) {
+		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_unregister_handler(0)));
+		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_create_fd(0, 0)));
+		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_register_sender(0, 0)));
+		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_unregister_sender(0, 0)));
+	} else {
+		EXPECT_EQ(0, uintr_unregister_handler(0));
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the guest tests: system call wrappers (numbers from
+ * the UAPI header), the live-object counters, fd passing.
+ */
+#ifndef UINTR_TEST_H
+#define UINTR_TEST_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/uintr.h>
+
+static inline long uintr_register_handler(void *handler, unsigned int flags)
+{
+	return syscall(__NR_uintr_register_handler, handler, flags);
+}
+
+static inline long uintr_unregister_handler(unsigned int flags)
+{
+	return syscall(__NR_uintr_unregister_handler, flags);
+}
+
+static inline long uintr_create_fd(unsigned long long vector, unsigned int flags)
+{
+	return syscall(__NR_uintr_create_fd, vector, flags);
+}
+
+static inline long uintr_register_sender(int fd, unsigned int flags)
+{
+	return syscall(__NR_uintr_register_sender, fd, flags);
+}
+
+static inline long uintr_unregister_sender(int fd, unsigned int flags)
+{
+	return syscall(__NR_uintr_unregister_sender, fd, flags);
+}
+
+/* The result of a call as -errno (or its value), for EXPECT_EQ. */
+#define UINTR_RET(call) ({ long __r = (call); __r < 0 ? -errno : __r; })
+
+/* A handler for registration tests; never called before delivery works. */
+static inline void *uintr_test_handler(void)
+{
+	return (void *)&uintr_test_handler;
+}
+
+/* /sys/kernel/debug/uintr_stats */
+struct uintr_stats {
+	long receivers, senders, upids, uitts, fds, connections;
+};
+
+static inline int uintr_read_stats(struct uintr_stats *s)
+{
+	FILE *f = fopen("/sys/kernel/debug/uintr_stats", "r");
+	char name[32];
+	long value;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	memset(s, 0, sizeof(*s));
+	while (fscanf(f, "%31[^:]:%ld\n", name, &value) == 2) {
+		n++;
+		if (!strcmp(name, "receivers"))
+			s->receivers = value;
+		else if (!strcmp(name, "senders"))
+			s->senders = value;
+		else if (!strcmp(name, "upids"))
+			s->upids = value;
+		else if (!strcmp(name, "uitts"))
+			s->uitts = value;
+		else if (!strcmp(name, "fds"))
+			s->fds = value;
+		else if (!strcmp(name, "connections"))
+			s->connections = value;
+		else
+			n--;
+	}
+	fclose(f);
+	return n == 6 ? 0 : -1;
+}
+
+static inline int uintr_stats_equal(const struct uintr_stats *a,
+				    const struct uintr_stats *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static inline void uintr_stats_print(const char *what, const struct uintr_stats *s)
+{
+	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld\n",
+	       what, s->receivers, s->senders, s->upids, s->uitts, s->fds,
+	       s->connections);
+}
+
+/* Sends fd over a Unix socket (SCM_RIGHTS). */
+static inline int uintr_send_fd(int sock, int fd)
+{
+	char data = 'u';
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+/* Receives an fd sent by uintr_send_fd; -1 on error. */
+static inline int uintr_recv_fd(int sock)
+{
+	char data;
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+#endif /* UINTR_TEST_H */
