@@ -99,14 +99,26 @@ host-test: deps
 	@scripts/host-tests.sh $(RESULTS) || true
 	@python3 scripts/harness.py selftest > $(RESULTS)/harness-selftest.tap || true
 
+# Tests that also run in a second boot with uintr=off (KUnit off there).
+OFF_TESTS := boot_mode
+
 check: host-test initramfs
 	@echo "check: booting the $(FLAVOR) kernel (QEMU, 2 vCPUs)"
 	@mkdir -p $(RESULTS)
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
 		$(RESULTS)/console.log; echo $$? > $(RESULTS)/qemu-status
+	@if [ -z "$(T)" ]; then \
+		echo "check: booting again with uintr=off"; \
+		UINTR_MEM=$(GUEST_MEM) UINTR_TESTS=$(OFF_TESTS) \
+		UINTR_CMDLINE="uintr=off kunit.enable=0" \
+		scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
+			$(RESULTS)/console-off.log; echo $$? > $(RESULTS)/qemu-status-off; \
+	else rm -f $(RESULTS)/console-off.log; fi
 	@python3 scripts/harness.py summary \
 		$(foreach t,$(wildcard $(RESULTS)/*.tap),--tap $(t)) \
-		--console $(RESULTS)/console.log --qemu-status $$(cat $(RESULTS)/qemu-status)
+		--console $(RESULTS)/console.log --qemu-status $$(cat $(RESULTS)/qemu-status) \
+		$$([ -f $(RESULTS)/console-off.log ] && echo --console $(RESULTS)/console-off.log \
+			--qemu-status $$(cat $(RESULTS)/qemu-status-off))
 
 demo: initramfs
 	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh demo $(BZIMAGE) \
