@@ -135,3 +135,44 @@ syscall_entry!(
     /// uintr_unregister_sender(2)
     uintr_rust_unregister_sender => syscalls::unregister_sender, (fd: c_int, flags: c_uint)
 );
+
+/// Generates the C entry point of one KUnit case: 0 if it passed, else 1
+/// and the failed check (NUL-terminated, truncated) in `msg`.
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+macro_rules! kunit_entry {
+    ($name:ident => $case:path) => {
+        /// A KUnit case (see `kunit.rs`).
+        ///
+        /// # Safety
+        ///
+        /// `msg` points to `len` writable bytes, `len` > 0.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(msg: *mut c_char, len: usize) -> c_int {
+            let Err(failure) = $case() else {
+                return 0;
+            };
+            // SAFETY: writable for `len` bytes, by the caller's promise.
+            let out = unsafe { core::slice::from_raw_parts_mut(msg.cast::<u8>(), len) };
+            let n = failure.len().min(len - 1);
+            out[..n].copy_from_slice(&failure.as_bytes()[..n]);
+            out[n] = 0;
+            1
+        }
+    };
+}
+
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+use crate::kunit;
+
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(uintr_rust_test_uitt_index_allocation => kunit::uitt_index_allocation);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(uintr_rust_test_refcount_lifetimes => kunit::refcount_lifetimes);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(uintr_rust_test_fd_release_disconnects_all => kunit::fd_release_disconnects_all);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_sender_shutdown_disconnects_all => kunit::sender_shutdown_disconnects_all
+);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(uintr_rust_test_connection_rules => kunit::connection_rules);

@@ -40,6 +40,7 @@ impl Drop for Live {
 }
 
 /// The current counts, in the order of the C `struct uintr_stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Snapshot {
     /// See [`RECEIVERS`].
     pub(crate) receivers: u64,

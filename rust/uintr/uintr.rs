@@ -23,6 +23,8 @@ pub mod entry;
 
 mod errno;
 mod file;
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+mod kunit;
 mod mode;
 mod receiver;
 mod sender;

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit cases of the component (registered by `uintr_kunit.c`).
+//!
+//! They drive the objects directly, without files or user programs: UITT
+//! index allocation, the references that keep a UPID alive, and teardown
+//! from the fd's side and from the sender's.  Each case compares the
+//! live-object counters with their value before it started, so a leak or
+//! an early free fails the case.  They run at boot, before user space, so
+//! nothing else changes the counters meanwhile.
+
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use crate::errno;
+use crate::receiver::Receiver;
+use crate::sender::Sender;
+use crate::stats::{self, Snapshot};
+use crate::uintr_fd::UintrFd;
+
+/// A case's result: which check failed.
+pub(crate) type Check = core::result::Result<(), &'static str>;
+
+/// Fails the case with the location and text of `cond` unless it holds.
+macro_rules! ensure {
+    ($cond:expr) => {
+        if !$cond {
+            return Err(concat!(file!(), ":", line!(), ": ", stringify!($cond)));
+        }
+    };
+}
+
+/// Unwraps an allocation, failing the case if it failed.
+fn alloc<T>(result: Result<T>) -> core::result::Result<T, &'static str> {
+    result.map_err(|_| "allocation failed")
+}
+
+/// A receiver for tests (any user address will do as handler).
+fn receiver() -> core::result::Result<Arc<Receiver>, &'static str> {
+    alloc(Receiver::new(0x1000, 0))
+}
+
+/// The counters as they should read: `base` plus the given deltas.
+fn plus(base: &Snapshot, receivers: u64, senders: u64, upids: u64, fds: u64, connections: u64) -> Snapshot {
+    Snapshot {
+        receivers: base.receivers + receivers,
+        senders: base.senders + senders,
+        upids: base.upids + upids,
+        // One UITT per sender.
+        uitts: base.uitts + senders,
+        fds: base.fds + fds,
+        connections: base.connections + connections,
+    }
+}
+
+/// Indexes are handed out lowest first, up to 256; a freed one is reused.
+pub(crate) fn uitt_index_allocation() -> Check {
+    let base = stats::snapshot();
+    {
+        let mut fds = KVec::new();
+        for _ in 0..5 {
+            let receiver = receiver()?;
+            for vector in 0..64 {
+                let fd = alloc(UintrFd::new(&receiver, vector))?;
+                alloc(fds.push(fd, GFP_KERNEL).map_err(Error::from))?;
+            }
+        }
+        let sender = alloc(Sender::new())?;
+        for (i, fd) in fds.iter().take(256).enumerate() {
+            ensure!(fd.connect(&sender) == Ok(i));
+        }
+        ensure!(fds[256].connect(&sender) == Err(ENOSPC));
+        ensure!(stats::snapshot() == plus(&base, 5, 1, 5, 320, 256));
+        ensure!(fds[100].disconnect(&sender).is_ok());
+        ensure!(fds[100].disconnect(&sender) == Err(EINVAL));
+        ensure!(fds[256].connect(&sender) == Ok(100));
+        for fd in fds.iter() {
+            fd.release();
+        }
+        ensure!(stats::snapshot() == plus(&base, 5, 1, 5, 320, 0));
+    }
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// A UPID lives while a UITT entry can reach it, then goes.
+pub(crate) fn refcount_lifetimes() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let fd = alloc(UintrFd::new(&receiver, 7))?;
+    let sender = alloc(Sender::new())?;
+    ensure!(fd.connect(&sender) == Ok(0));
+    ensure!(stats::snapshot() == plus(&base, 1, 1, 1, 1, 1));
+
+    // The receiving thread goes: new senders are refused...
+    receiver.shutdown();
+    drop(receiver);
+    let other = alloc(Sender::new())?;
+    ensure!(fd.connect(&other) == Err(errno::eshutdown()));
+    drop(other);
+    // ...and when the last holder of the fd drops it, the connection
+    // still keeps the fd object, its receiver and the UPID alive.
+    drop(fd);
+    ensure!(stats::snapshot() == plus(&base, 1, 1, 1, 1, 1));
+
+    // The sender goes: everything goes.
+    sender.shutdown();
+    ensure!(stats::snapshot() == plus(&base, 0, 1, 0, 0, 0));
+    drop(sender);
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// Closing a uintr_fd disconnects every sender; they stay usable.
+pub(crate) fn fd_release_disconnects_all() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let fd = alloc(UintrFd::new(&receiver, 1))?;
+    let next = alloc(UintrFd::new(&receiver, 2))?;
+    let senders = [alloc(Sender::new())?, alloc(Sender::new())?, alloc(Sender::new())?];
+    for sender in senders.iter() {
+        ensure!(fd.connect(sender) == Ok(0));
+    }
+    ensure!(fd.sender_count() == 3);
+    fd.release();
+    ensure!(fd.sender_count() == 0);
+    ensure!(stats::snapshot() == plus(&base, 1, 3, 1, 2, 0));
+    ensure!(fd.connect(&senders[0]) == Err(EBADF));
+    for sender in senders.iter() {
+        ensure!(next.connect(sender) == Ok(0));
+    }
+    next.release();
+    drop((fd, next, senders, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// A sender that goes disconnects from every fd; the fds stay usable.
+pub(crate) fn sender_shutdown_disconnects_all() -> Check {
+    let base = stats::snapshot();
+    let receivers = [receiver()?, receiver()?];
+    let fds = [
+        alloc(UintrFd::new(&receivers[0], 0))?,
+        alloc(UintrFd::new(&receivers[0], 63))?,
+        alloc(UintrFd::new(&receivers[1], 0))?,
+    ];
+    let sender = alloc(Sender::new())?;
+    for (i, fd) in fds.iter().enumerate() {
+        ensure!(fd.connect(&sender) == Ok(i));
+    }
+    sender.shutdown();
+    ensure!(stats::snapshot() == plus(&base, 2, 1, 2, 3, 0));
+    drop(sender);
+    let again = alloc(Sender::new())?;
+    for fd in fds.iter() {
+        ensure!(fd.sender_count() == 0);
+        ensure!(fd.connect(&again).is_ok());
+    }
+    for fd in fds.iter() {
+        fd.release();
+    }
+    drop((fds, again, receivers));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// One connection per sender and fd; one fd per vector.
+pub(crate) fn connection_rules() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let fd = alloc(UintrFd::new(&receiver, 9))?;
+    ensure!(UintrFd::new(&receiver, 9).err() == Some(EBUSY));
+    let sender = alloc(Sender::new())?;
+    ensure!(fd.disconnect(&sender) == Err(EINVAL));
+    ensure!(fd.connect(&sender) == Ok(0));
+    ensure!(fd.connect(&sender) == Err(errno::eisconn()));
+    ensure!(fd.disconnect(&sender).is_ok());
+    fd.release();
+    drop(fd);
+    // The vector is free once the fd object is gone.
+    let fd = alloc(UintrFd::new(&receiver, 9))?;
+    fd.release();
+    drop((fd, sender, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
