@@ -14,12 +14,19 @@ UINTR_BUILD_DIR ?= $(TOP)/build
 export UINTR_BUILD_DIR
 B := $(UINTR_BUILD_DIR)
 
+# Kernel flavors: normal; debug (DEBUG=1: KASAN, lockdep, kmemleak, ...);
+# disabled (FLAVOR=disabled: CONFIG_X86_USER_INTERRUPTS=n, the ENOSYS path).
 DEBUG ?= 0
 ifeq ($(DEBUG),1)
 FLAVOR := debug
+endif
+FLAVOR ?= normal
+ifeq ($(filter normal debug disabled,$(FLAVOR)),)
+$(error FLAVOR must be normal, debug or disabled)
+endif
+ifeq ($(FLAVOR),debug)
 GUEST_MEM ?= 2G
 else
-FLAVOR := normal
 GUEST_MEM ?= 1G
 endif
 
@@ -64,7 +71,7 @@ tree: deps
 	@scripts/tree.sh
 
 config: tree
-	@DEBUG=$(DEBUG) scripts/kconfig.sh $(KOBJ) make $(KBUILD_VARS)
+	@FLAVOR=$(FLAVOR) scripts/kconfig.sh $(KOBJ) make $(KBUILD_VARS)
 
 kernel: config
 	@echo "kernel: building $(FLAVOR) kernel in $(KOBJ)"
@@ -102,12 +109,18 @@ host-test: deps
 # Tests that also run in a second boot with uintr=off (KUnit off there).
 OFF_TESTS := boot_mode
 
+# The disabled flavor runs only these, told what to expect.
+ifeq ($(FLAVOR),disabled)
+export UINTR_TESTS := boot_mode
+export UINTR_CMDLINE := uintr_test_config=n
+endif
+
 check: host-test initramfs
 	@echo "check: booting the $(FLAVOR) kernel (QEMU, 2 vCPUs)"
 	@mkdir -p $(RESULTS)
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
 		$(RESULTS)/console.log; echo $$? > $(RESULTS)/qemu-status
-	@if [ -z "$(T)" ]; then \
+	@if [ -z "$(T)" ] && [ "$(FLAVOR)" != disabled ]; then \
 		echo "check: booting again with uintr=off"; \
 		UINTR_MEM=$(GUEST_MEM) UINTR_TESTS=$(OFF_TESTS) \
 		UINTR_CMDLINE="uintr=off kunit.enable=0" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Generate the guest .config in the object directory given as $1:
 # tinyconfig + config/guest.config + Kconfig.fragment (+ config/debug.config
-# when DEBUG=1), merged with the kernel's merge_config.sh.  Fails when an
+# for FLAVOR=debug; config/disabled.config instead of Kconfig.fragment for
+# FLAVOR=disabled), merged with the kernel's merge_config.sh.  Fails when an
 # option we asked for did not survive olddefconfig.  Regenerates only when
 # an input (fragments or the patched tree's Kconfig files) changed.
 set -euo pipefail
@@ -10,19 +11,23 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${UINTR_BUILD_DIR:-$top/build}
 src=$build/linux
 obj=$1
-debug=${DEBUG:-0}
+flavor=${FLAVOR:-normal}
 shift
 kmake=("$@")
 
-fragments=("$top/config/guest.config" "$top/Kconfig.fragment")
-[ "$debug" = 1 ] && fragments+=("$top/config/debug.config")
+case "$flavor" in
+normal) fragments=("$top/config/guest.config" "$top/Kconfig.fragment") ;;
+debug) fragments=("$top/config/guest.config" "$top/Kconfig.fragment" "$top/config/debug.config") ;;
+disabled) fragments=("$top/config/guest.config" "$top/config/disabled.config") ;;
+*) echo "kconfig: unknown flavor $flavor" >&2; exit 1 ;;
+esac
 
 stamp=$( { cat "${fragments[@]}"; cat "$src/.git/uintr-applied-tree"; echo "${kmake[*]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$obj/.config" ] && [ "$(cat "$obj/.uintr-config-stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
 fi
 
-echo "kconfig: generating $obj/.config (DEBUG=$debug)"
+echo "kconfig: generating $obj/.config ($flavor)"
 mkdir -p "$obj"
 "${kmake[@]}" -C "$src" O="$obj" tinyconfig >/dev/null
 (cd "$src" && scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" "${fragments[@]}" >/dev/null)
