@@ -11,7 +11,10 @@ use kernel::ffi::{c_char, c_int, c_long, c_uint};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
+use crate::delivery::{self, Recognition};
+use crate::emulate;
 use crate::mode::{self, Request};
+use crate::regs::UserRegs;
 use crate::stats;
 use crate::syscalls;
 use crate::thread::ThreadState;
@@ -93,8 +96,94 @@ pub unsafe extern "C" fn uintr_rust_stats(out: *mut bindings::uintr_stats) {
 #[no_mangle]
 pub unsafe extern "C" fn uintr_rust_release_thread(ut: *mut bindings::uintr_thread) {
     // SAFETY: by the caller's promise.
-    let mut thread = unsafe { ThreadState::from_raw(ut) };
-    syscalls::release_thread(&mut thread);
+    let thread = unsafe { ThreadState::from_raw(ut) };
+    syscalls::release_thread(&thread);
+}
+
+/// #UD in user mode: emulate the instruction if it is a UINTR one.
+///
+/// Returns a value of `enum uintr_emulation`.
+///
+/// # Safety
+///
+/// `ut` is the current task's `thread.uintr` and `regs` its saved user
+/// registers; called from the #UD handler with interrupts enabled.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_emulate(
+    ut: *mut bindings::uintr_thread,
+    regs: *mut bindings::pt_regs,
+) -> c_int {
+    // SAFETY: the current task's state and registers, by the caller's
+    // promise.
+    let (thread, mut regs) = unsafe { (ThreadState::from_raw(ut), UserRegs::from_raw(regs)) };
+    // The enum's values are small: the conversion is exact.
+    emulate::emulate(&thread, &mut regs) as c_int
+}
+
+/// Exit to user mode with TIF_UINTR: deliver if due.
+///
+/// Returns 0, or `-EFAULT` if the frame could not be written (the caller
+/// sends SIGSEGV).
+///
+/// # Safety
+///
+/// `ut` is the current task's `thread.uintr` and `regs` its saved 64-bit
+/// user registers; called with interrupts enabled.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_deliver(
+    ut: *mut bindings::uintr_thread,
+    regs: *mut bindings::pt_regs,
+) -> c_int {
+    // SAFETY: the current task's state and registers, by the caller's
+    // promise.
+    let (thread, mut regs) = unsafe { (ThreadState::from_raw(ut), UserRegs::from_raw(regs)) };
+    match delivery::deliver(&thread, &mut regs) {
+        Ok(()) => 0,
+        Err(err) => err.to_errno(),
+    }
+}
+
+/// The notification vector arrived: recognize the current task's posts.
+///
+/// Returns -1 if the task is no receiver (spurious), 0 if nothing is
+/// pending, 1 if a delivery is due.
+///
+/// # Safety
+///
+/// `ut` is the current task's `thread.uintr`; called in interrupt context.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_recognize(ut: *mut bindings::uintr_thread) -> c_int {
+    // SAFETY: the current task's state, by the caller's promise.
+    let thread = unsafe { ThreadState::from_raw(ut) };
+    match delivery::recognize(&thread) {
+        Recognition::NotReceiver => -1,
+        Recognition::Nothing => 0,
+        Recognition::Pending => 1,
+    }
+}
+
+/// A receiver leaves its CPU.
+///
+/// # Safety
+///
+/// `ut` is the `thread.uintr` of the task being switched out; called from
+/// the context switch, interrupts disabled.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_switch_out(ut: *mut bindings::uintr_thread) {
+    // SAFETY: by the caller's promise.
+    delivery::switch_out(&unsafe { ThreadState::from_raw(ut) });
+}
+
+/// A receiver arrives on the CPU `ndst`; returns whether a delivery is due.
+///
+/// # Safety
+///
+/// `ut` is the `thread.uintr` of the task being switched in; called from
+/// the context switch, interrupts disabled.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_switch_in(ut: *mut bindings::uintr_thread, ndst: u32) -> bool {
+    // SAFETY: by the caller's promise.
+    delivery::switch_in(&unsafe { ThreadState::from_raw(ut) }, ndst)
 }
 
 /// Generates the trampoline of one system call: `ut` is the calling
@@ -109,8 +198,8 @@ macro_rules! syscall_entry {
         #[no_mangle]
         pub unsafe extern "C" fn $name(ut: *mut bindings::uintr_thread, $($arg: $ty),*) -> c_long {
             // SAFETY: the caller's own state, by the caller's promise.
-            let mut thread = unsafe { ThreadState::from_raw(ut) };
-            syscall_return($imp(&mut thread, $($arg),*))
+            let thread = unsafe { ThreadState::from_raw(ut) };
+            syscall_return($imp(&thread, $($arg),*))
         }
     };
 }

@@ -85,8 +85,8 @@ pub(crate) const DELIVERY_FRAME_WORDS: usize = 4;
 /// Bytes pushed by delivery (vector, RIP, RFLAGS, RSP).
 pub(crate) const DELIVERY_FRAME_BYTES: u64 = 32;
 
-/// Bytes popped by `UIRET` (RIP, RFLAGS, RSP).
-pub(crate) const UIRET_FRAME_BYTES: u64 = 24;
+/// Words popped by `UIRET` (RIP, RFLAGS, RSP).
+pub(crate) const UIRET_FRAME_WORDS: usize = 3;
 
 /// The result of delivering a user interrupt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(DELIVERY_CLEARED_RFLAGS, 0x10100);
         assert_eq!(TESTUI_CLEARED_RFLAGS, 0x8D4);
         assert_eq!(DELIVERY_FRAME_BYTES, 8 * DELIVERY_FRAME_WORDS as u64);
-        assert_eq!(UIRET_FRAME_BYTES, 24);
+        assert_eq!(UIRET_FRAME_WORDS, 3);
         assert_eq!(RFLAGS_DF | RFLAGS_NT | RFLAGS_AC | RFLAGS_ID, 0x244400);
     }
 

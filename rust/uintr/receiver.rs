@@ -9,14 +9,24 @@
 //! (they then refuse new senders with `ESHUTDOWN`).
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kernel::bindings;
 use kernel::prelude::*;
 use kernel::sync::Arc;
+
+use crate::glue::CpuPin;
 
 use crate::stats::{self, Live};
 use crate::upid::Upid;
 
 /// Vectors per receiver: 0 (lowest priority) to 63 (highest).
 pub(crate) const VECTORS: u64 = 64;
+
+/// STACKADJUST of every receiver: the delivery frame goes below the
+/// x86-64 ABI's red zone (128 bytes), which the interrupted code may use.
+const STACK_ADJUST: u64 = 128;
+
+/// The notification vector of every receiver's UPID (UINV).
+const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
 
 /// A registered receiver.
 pub(crate) struct Receiver {
@@ -39,7 +49,7 @@ impl Receiver {
     pub(crate) fn new(handler: u64, tid: i32) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Receiver {
-                upid: Upid::new()?,
+                upid: Upid::new(NOTIFICATION_VECTOR)?,
                 handler,
                 tid,
                 vectors: AtomicU64::new(0),
@@ -56,9 +66,20 @@ impl Receiver {
     }
 
     /// The handler's user address.
-    #[expect(dead_code, reason = "delivery comes with user IPIs")]
     pub(crate) fn handler(&self) -> u64 {
         self.handler
+    }
+
+    /// The stack adjustment of the delivery frame (STACKADJUST).
+    pub(crate) fn stack_adjust(&self) -> u64 {
+        STACK_ADJUST
+    }
+
+    /// The receiving thread, which calls this, runs here from now on:
+    /// point the UPID at this CPU (later context switches keep it so).
+    pub(crate) fn activate(&self) {
+        let cpu = CpuPin::new();
+        self.upid.run_on(cpu.ndst());
     }
 
     /// The receiving thread's id.

@@ -18,14 +18,17 @@ use kernel::sync::{Arc, SpinLock};
 use crate::stats::{self, Live};
 use crate::uintr_fd::UintrFd;
 use crate::uitt::{Uitt, UITT_ENTRIES};
-use crate::upid::Upid;
+use crate::upid::{Notification, Upid};
 
-/// What a valid UITT entry holds on to.
+/// What a valid UITT entry holds on to (and the emulator reads: the same
+/// UPID and vector as the hardware entry).
 struct Slot {
     /// The fd the connection was made through.
     fd: Arc<UintrFd>,
     /// The target; kept alive while the entry can reach it.
-    _upid: Arc<Upid>,
+    upid: Arc<Upid>,
+    /// The user vector to post.
+    vector: u8,
     /// Counts the connection in [`stats::CONNECTIONS`].
     _live: Live,
 }
@@ -81,7 +84,8 @@ impl Sender {
         let (address, vector) = (upid.address(), fd.vector());
         let slot = Slot {
             fd: fd.clone(),
-            _upid: upid,
+            upid,
+            vector,
             _live: Live::new(&stats::CONNECTIONS),
         };
         let mut table = self.table.lock();
@@ -93,6 +97,19 @@ impl Sender {
         table.uitt.set(index, address, vector);
         table.slots[index] = Some(slot);
         Ok(index)
+    }
+
+    /// SENDUIPI `index`: posts to the entry's UPID; returns the
+    /// notification to send, or `None` if none is due.  `EINVAL` for an
+    /// index beyond the table or an invalid entry (the hardware's #GP).
+    pub(crate) fn send(&self, index: u64) -> Result<Option<Notification>> {
+        let table = self.table.lock();
+        let slot = usize::try_from(index)
+            .ok()
+            .and_then(|i| table.slots.get(i))
+            .and_then(Option::as_ref)
+            .ok_or(EINVAL)?;
+        Ok(slot.upid.post(slot.vector))
     }
 
     /// Invalidates entry `index` if it still is a connection to `fd`.

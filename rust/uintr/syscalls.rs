@@ -5,11 +5,12 @@
 //! Each function acts on the calling thread's state and returns the
 //! syscall's value or the error the man page lists.
 
-use kernel::bindings;
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 use crate::errno;
 use crate::file;
+use crate::glue;
 use crate::mode::{self, Mode};
 use crate::receiver::{Receiver, VECTORS};
 use crate::sender::Sender;
@@ -35,13 +36,11 @@ fn require_no_flags(flags: u32) -> Result {
 /// Whether `address` may be a user-space handler: not NULL, below the end
 /// of the user address space (which also makes it canonical).
 fn is_user_code_address(address: u64) -> bool {
-    // SAFETY: a plain C function without preconditions.
-    let limit = unsafe { bindings::uintr_user_address_limit() };
-    address != 0 && address < limit as u64
+    address != 0 && address < glue::user_address_limit()
 }
 
 /// uintr_register_handler(handler, flags)
-pub(crate) fn register_handler(thread: &mut ThreadState<'_>, handler: u64, flags: u32) -> Result<usize> {
+pub(crate) fn register_handler(thread: &ThreadState<'_>, handler: u64, flags: u32) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     if !is_user_code_address(handler) {
@@ -51,21 +50,24 @@ pub(crate) fn register_handler(thread: &mut ThreadState<'_>, handler: u64, flags
         return Err(EBUSY);
     }
     let receiver = Receiver::new(handler, current!().pid())?;
+    receiver.activate();
     thread.set_receiver(receiver);
     Ok(0)
 }
 
 /// uintr_unregister_handler(flags)
-pub(crate) fn unregister_handler(thread: &mut ThreadState<'_>, flags: u32) -> Result<usize> {
+pub(crate) fn unregister_handler(thread: &ThreadState<'_>, flags: u32) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     let receiver = thread.take_receiver().ok_or(EINVAL)?;
     receiver.shutdown();
+    // Requests recognized and not delivered go with the handler.
+    thread.uirr().store(0, Ordering::Relaxed);
     Ok(0)
 }
 
 /// uintr_create_fd(vector, flags)
-pub(crate) fn create_fd(thread: &mut ThreadState<'_>, vector: u64, flags: u32) -> Result<usize> {
+pub(crate) fn create_fd(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     if vector >= VECTORS {
@@ -78,7 +80,7 @@ pub(crate) fn create_fd(thread: &mut ThreadState<'_>, vector: u64, flags: u32) -
 }
 
 /// uintr_register_sender(uintr_fd, flags): returns the UITT index.
-pub(crate) fn register_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
+pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     let object = file::lookup(fd)?;
@@ -95,7 +97,7 @@ pub(crate) fn register_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u32)
 }
 
 /// uintr_unregister_sender(uintr_fd, flags)
-pub(crate) fn unregister_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
+pub(crate) fn unregister_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     let object = file::lookup(fd)?;
@@ -105,7 +107,7 @@ pub(crate) fn unregister_sender(thread: &mut ThreadState<'_>, fd: i32, flags: u3
 }
 
 /// Exit or exec: the thread gives up its receiver and its sender.
-pub(crate) fn release_thread(thread: &mut ThreadState<'_>) {
+pub(crate) fn release_thread(thread: &ThreadState<'_>) {
     if let Some(receiver) = thread.take_receiver() {
         receiver.shutdown();
     }

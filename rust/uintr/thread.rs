@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The calling thread's User Interrupt state (`thread.uintr` in C).
+//! A thread's User Interrupt state (`thread.uintr` in C).
 //!
 //! Two pointers, each either NULL or one reference to a [`Receiver`] or a
-//! [`Sender`] (an `Arc` turned into a raw pointer).  This module is the
-//! only code that reads or writes them, so each pointer always holds the
-//! type its name says.
+//! [`Sender`] (an `Arc` turned into a raw pointer), and the emulated CPU's
+//! UIRR and UIF.  This module is the only code that reads or writes them,
+//! so each pointer always holds the type its name says.
+//!
+//! The thread changes its own state in process context, and the
+//! notification interrupt may recognize requests into UIRR on top of that
+//! on the same CPU; so the state is only ever accessed through atomics,
+//! never through a `&mut`.
 
 use core::ffi::c_void;
+use core::marker::PhantomData;
 use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::ForeignOwnable;
@@ -16,38 +23,10 @@ use kernel::types::ForeignOwnable;
 use crate::receiver::Receiver;
 use crate::sender::Sender;
 
-/// Exclusive access to one thread's state.
+/// Access to one thread's state.
 pub(crate) struct ThreadState<'a> {
-    raw: &'a mut bindings::uintr_thread,
-}
-
-/// Borrows the object a non-NULL slot holds.
-///
-/// # Safety
-///
-/// `slot` is NULL or holds a foreign `Arc<T>` that stays put while the
-/// borrow lives.
-unsafe fn borrow_slot<'a, T: 'static>(slot: *mut c_void) -> Option<ArcBorrow<'a, T>> {
-    if slot.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, so a foreign `Arc<T>` by the caller's promise.
-    Some(unsafe { Arc::<T>::borrow(slot) })
-}
-
-/// Takes the reference out of a slot, leaving it NULL.
-///
-/// # Safety
-///
-/// `slot` is NULL or holds a foreign `Arc<T>`.
-unsafe fn take_slot<T: 'static>(slot: &mut *mut c_void) -> Option<Arc<T>> {
-    let raw = core::mem::replace(slot, ptr::null_mut());
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, so a foreign `Arc<T>`, whose ownership moves out
-    // of the slot (now NULL).
-    Some(unsafe { Arc::<T>::from_foreign(raw) })
+    raw: *mut bindings::uintr_thread,
+    _state: PhantomData<&'a bindings::uintr_thread>,
 }
 
 impl<'a> ThreadState<'a> {
@@ -55,55 +34,107 @@ impl<'a> ThreadState<'a> {
     ///
     /// # Safety
     ///
-    /// `raw` is the `thread.uintr` of the calling thread, or of a task
-    /// being torn down that no other thread can reach; it stays valid and
-    /// untouched by anyone else for `'a`.
+    /// `raw` is the `thread.uintr` of the calling thread (in process or
+    /// interrupt context), of a task being switched to or from, or of a
+    /// task being torn down that no other thread can reach; it stays valid
+    /// for `'a`.  Only the thread itself (or its teardown) installs or
+    /// removes the receiver and the sender.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::uintr_thread) -> Self {
-        // SAFETY: valid and exclusive for `'a`, by the caller's promise.
         Self {
-            raw: unsafe { &mut *raw },
+            raw,
+            _state: PhantomData,
         }
+    }
+
+    fn receiver_slot(&self) -> &AtomicPtr<c_void> {
+        // SAFETY: `raw` is valid for `'a` (see `from_raw`); the field is a
+        // properly aligned pointer that is only accessed atomically.
+        unsafe { AtomicPtr::from_ptr(ptr::addr_of_mut!((*self.raw).receiver)) }
+    }
+
+    fn sender_slot(&self) -> &AtomicPtr<c_void> {
+        // SAFETY: as in `receiver_slot`.
+        unsafe { AtomicPtr::from_ptr(ptr::addr_of_mut!((*self.raw).sender)) }
+    }
+
+    /// The emulated UIRR: requests recognized and not yet delivered.
+    pub(crate) fn uirr(&self) -> &AtomicU64 {
+        // SAFETY: as in `receiver_slot`; a u64 field of a C struct is
+        // 8-byte aligned on x86-64.
+        unsafe { AtomicU64::from_ptr(ptr::addr_of_mut!((*self.raw).uirr)) }
+    }
+
+    fn uif_cell(&self) -> &AtomicU32 {
+        // SAFETY: as in `receiver_slot`.
+        unsafe { AtomicU32::from_ptr(ptr::addr_of_mut!((*self.raw).uif)) }
+    }
+
+    /// The emulated UIF: user interrupts enabled.
+    pub(crate) fn uif(&self) -> bool {
+        self.uif_cell().load(Ordering::Relaxed) != 0
+    }
+
+    /// Sets or clears the emulated UIF.
+    pub(crate) fn set_uif(&self, enabled: bool) {
+        self.uif_cell().store(u32::from(enabled), Ordering::Relaxed);
     }
 
     /// The thread's receiver, if it registered a handler.
     pub(crate) fn receiver(&self) -> Option<ArcBorrow<'_, Receiver>> {
-        // SAFETY: the receiver slot is only ever written by this module,
-        // with a foreign `Arc<Receiver>` or NULL.
-        unsafe { borrow_slot(self.raw.receiver) }
+        let raw = self.receiver_slot().load(Ordering::Acquire);
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: the slot holds a foreign `Arc<Receiver>` (only this
+        // module writes it), which only the thread itself can take out,
+        // and not while it uses this borrow.
+        Some(unsafe { Arc::<Receiver>::borrow(raw) })
     }
 
     /// Makes `receiver` the thread's receiver; the slot must be empty.
-    pub(crate) fn set_receiver(&mut self, receiver: Arc<Receiver>) {
-        // SAFETY: as in `receiver`.
-        let old = unsafe { take_slot::<Receiver>(&mut self.raw.receiver) };
-        debug_assert!(old.is_none());
-        self.raw.receiver = receiver.into_foreign() as *mut c_void;
+    pub(crate) fn set_receiver(&self, receiver: Arc<Receiver>) {
+        let old = self
+            .receiver_slot()
+            .swap(receiver.into_foreign() as *mut c_void, Ordering::AcqRel);
+        debug_assert!(old.is_null());
     }
 
     /// Removes and returns the thread's receiver.
-    pub(crate) fn take_receiver(&mut self) -> Option<Arc<Receiver>> {
-        // SAFETY: as in `receiver`.
-        unsafe { take_slot(&mut self.raw.receiver) }
-    }
-
-    /// Makes `sender` the thread's sender; the slot must be empty.
-    pub(crate) fn set_sender(&mut self, sender: Arc<Sender>) {
-        // SAFETY: as in `sender`.
-        let old = unsafe { take_slot::<Sender>(&mut self.raw.sender) };
-        debug_assert!(old.is_none());
-        self.raw.sender = sender.into_foreign() as *mut c_void;
+    pub(crate) fn take_receiver(&self) -> Option<Arc<Receiver>> {
+        let raw = self.receiver_slot().swap(ptr::null_mut(), Ordering::AcqRel);
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: the slot held a foreign `Arc<Receiver>`, whose ownership
+        // moves out of the slot (now NULL).
+        Some(unsafe { Arc::<Receiver>::from_foreign(raw) })
     }
 
     /// The thread's sender, if it registered with a uintr_fd.
     pub(crate) fn sender(&self) -> Option<ArcBorrow<'_, Sender>> {
-        // SAFETY: the sender slot is only ever written by this module,
-        // with a foreign `Arc<Sender>` or NULL.
-        unsafe { borrow_slot(self.raw.sender) }
+        let raw = self.sender_slot().load(Ordering::Acquire);
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: as in `receiver`, for the sender slot.
+        Some(unsafe { Arc::<Sender>::borrow(raw) })
+    }
+
+    /// Makes `sender` the thread's sender; the slot must be empty.
+    pub(crate) fn set_sender(&self, sender: Arc<Sender>) {
+        let old = self
+            .sender_slot()
+            .swap(sender.into_foreign() as *mut c_void, Ordering::AcqRel);
+        debug_assert!(old.is_null());
     }
 
     /// Removes and returns the thread's sender.
-    pub(crate) fn take_sender(&mut self) -> Option<Arc<Sender>> {
-        // SAFETY: as in `sender`.
-        unsafe { take_slot(&mut self.raw.sender) }
+    pub(crate) fn take_sender(&self) -> Option<Arc<Sender>> {
+        let raw = self.sender_slot().swap(ptr::null_mut(), Ordering::AcqRel);
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: as in `take_receiver`, for the sender slot.
+        Some(unsafe { Arc::<Sender>::from_foreign(raw) })
     }
 }

@@ -11,6 +11,10 @@
 //! - [`uintr_fd`]: one vector of one receiver, listing its connections;
 //! - [`file`] and [`thread`]: the raw VFS and per-thread plumbing;
 //! - [`syscalls`]: the system calls, on top of those;
+//! - [`emulate`] and [`delivery`]: the emulated CPU (the #UD emulator;
+//!   recognition, context switch, delivery), on the pure [`decode`],
+//!   [`frame`] and [`uirr`]; [`regs`], [`user`] and [`glue`] are the raw
+//!   access to registers, user memory and the C helpers;
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
@@ -21,26 +25,27 @@ const __LOG_PREFIX: &[u8] = b"uintr\0";
 
 pub mod entry;
 
+mod delivery;
+mod emulate;
 mod errno;
 mod file;
+mod glue;
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 mod kunit;
 mod mode;
 mod receiver;
+mod regs;
 mod sender;
 mod stats;
 mod syscalls;
 mod thread;
 mod uintr_fd;
+mod user;
 mod uitt;
 mod upid;
 
 // The pure CPU model: instruction decoder, delivery frame and request
-// register.  Host-tested (scripts/host-tests.sh); the #UD emulator that
-// drives it comes with user IPI delivery.
-#[expect(dead_code, reason = "used by the instruction emulator")]
+// register; host-tested (scripts/host-tests.sh).
 mod decode;
-#[expect(dead_code, reason = "used by the instruction emulator")]
 mod frame;
-#[expect(dead_code, reason = "used by the instruction emulator")]
 mod uirr;

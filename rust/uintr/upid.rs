@@ -17,10 +17,23 @@ use kernel::sync::Arc;
 use crate::stats::{self, Live};
 
 /// UPID.ON: a notification is outstanding.
-#[expect(dead_code, reason = "posting comes with user IPI delivery")]
-pub(crate) const UPID_ON: u64 = 1 << 0;
+const UPID_ON: u64 = 1 << 0;
 /// UPID.SN: notifications are suppressed (the receiver is not running).
-pub(crate) const UPID_SN: u64 = 1 << 1;
+const UPID_SN: u64 = 1 << 1;
+/// UPID.NV: the notification vector, bits 23:16.
+const UPID_NV_SHIFT: u32 = 16;
+/// UPID.NDST: the receiver's CPU (APIC ID), bits 63:32.
+const UPID_NDST_SHIFT: u32 = 32;
+/// The bits of NDST.
+const UPID_NDST_MASK: u64 = 0xffff_ffff << UPID_NDST_SHIFT;
+
+/// A notification a post made due: send vector `nv` to the CPU `ndst`.
+pub(crate) struct Notification {
+    /// The target CPU, in the UPID's NDST format.
+    pub(crate) ndst: u32,
+    /// The notification vector.
+    pub(crate) nv: u8,
+}
 
 /// A UPID: the 16 bytes the hardware defines, then bookkeeping.
 #[repr(C, align(64))]
@@ -34,11 +47,12 @@ pub(crate) struct Upid {
 }
 
 impl Upid {
-    /// A new UPID with notifications suppressed and nothing posted.
-    pub(crate) fn new() -> Result<Arc<Self>> {
+    /// A new UPID with notification vector `nv`, notifications
+    /// suppressed and nothing posted.
+    pub(crate) fn new(nv: u8) -> Result<Arc<Self>> {
         Ok(Arc::new(
             Upid {
-                control: AtomicU64::new(UPID_SN),
+                control: AtomicU64::new(UPID_SN | (u64::from(nv) << UPID_NV_SHIFT)),
                 pir: AtomicU64::new(0),
                 _live: Live::new(&stats::UPIDS),
             },
@@ -51,15 +65,60 @@ impl Upid {
         self as *const Self as u64
     }
 
-    /// Stops notifications for good: the receiver is gone, posts land in
-    /// PIR and are never delivered.
+    /// Stops notifications: the receiver left its CPU (until `run_on`),
+    /// or is gone for good.
     pub(crate) fn suppress(&self) {
         self.control.fetch_or(UPID_SN, Ordering::SeqCst);
     }
 
-    /// Requests posted and not yet picked up by the receiver.
-    #[expect(dead_code, reason = "recognition comes with user IPI delivery")]
-    pub(crate) fn pending(&self) -> u64 {
-        self.pir.load(Ordering::Acquire)
+    /// Posts `vector`, as SENDUIPI does: sets its PIR bit and, unless a
+    /// notification is outstanding or suppressed, marks one outstanding
+    /// and returns it for the caller to send.
+    pub(crate) fn post(&self, vector: u8) -> Option<Notification> {
+        self.pir.fetch_or(1u64 << vector, Ordering::SeqCst);
+        let mut control = self.control.load(Ordering::SeqCst);
+        loop {
+            if control & (UPID_ON | UPID_SN) != 0 {
+                return None;
+            }
+            match self.control.compare_exchange_weak(
+                control,
+                control | UPID_ON,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => {
+                    return Some(Notification {
+                        // Bits 63:32 and 23:16: the casts keep exactly them.
+                        ndst: (control >> UPID_NDST_SHIFT) as u32,
+                        nv: (control >> UPID_NV_SHIFT) as u8,
+                    })
+                }
+                Err(now) => control = now,
+            }
+        }
+    }
+
+    /// Recognition: clears ON, then takes every posted request.  (In this
+    /// order, a post in between either sees ON clear and notifies again,
+    /// or is taken here.)
+    pub(crate) fn take_posted(&self) -> u64 {
+        self.control.fetch_and(!UPID_ON, Ordering::SeqCst);
+        self.pir.swap(0, Ordering::SeqCst)
+    }
+
+    /// The receiver runs on the CPU `ndst`: notify it there from now on.
+    pub(crate) fn run_on(&self, ndst: u32) {
+        let mut control = self.control.load(Ordering::SeqCst);
+        loop {
+            let new = (control & !(UPID_NDST_MASK | UPID_SN)) | (u64::from(ndst) << UPID_NDST_SHIFT);
+            match self
+                .control
+                .compare_exchange_weak(control, new, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return,
+                Err(now) => control = now,
+            }
+        }
     }
 }
