@@ -10,6 +10,8 @@
 #include "uintr_test.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/klog.h>
 
 #include "kselftest_harness.h"
@@ -79,6 +81,70 @@ TEST(syscalls_follow_the_mode)
 		EXPECT_EQ(off, UINTR_RET(uintr_unregister_sender(0, 0)));
 	} else {
 		EXPECT_EQ(0, uintr_unregister_handler(0));
+	}
+}
+
+/* Runs fn in a child; returns the signal that ended it (0: none). */
+static int child_signal(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		fn();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void do_stui(void) { _stui(); }
+static void do_clui(void) { _clui(); }
+static void do_testui(void) { if (_testui()) _exit(1); }
+static void do_senduipi(void) { _senduipi(0); }
+
+static void do_uiret(void)
+{
+	/* A frame that returns right behind the UIRET: RIP, RFLAGS, RSP. */
+	__asm__ volatile(
+		"mov %%rsp, %%rax\n\t"
+		"pushq %%rax\n\t"
+		"pushfq\n\t"
+		"leaq 1f(%%rip), %%rax\n\t"
+		"pushq %%rax\n\t"
+		"uiret\n"
+		"1:\n\t"
+		::: "rax", "memory", "cc");
+}
+
+TEST(instructions_follow_the_mode)
+{
+	int off = uintr_off() || configured_out() ? SIGILL : 0;
+
+	EXPECT_EQ(off, child_signal(do_stui));
+	EXPECT_EQ(off, child_signal(do_clui));
+	EXPECT_EQ(off, child_signal(do_testui));
+	EXPECT_EQ(off, child_signal(do_uiret));
+	/* Without a UITT, SENDUIPI is a #UD in every mode. */
+	EXPECT_EQ(SIGILL, child_signal(do_senduipi));
+}
+
+TEST(proc_interrupts_counts_notifications)
+{
+	static char buf[65536];
+	int fd = open("/proc/interrupts", O_RDONLY);
+	int n;
+
+	ASSERT_GE(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	ASSERT_GT(n, 0);
+	buf[n] = '\0';
+	if (configured_out()) {
+		EXPECT_EQ(NULL, strstr(buf, "UIN:"));
+	} else {
+		EXPECT_NE(NULL, strstr(buf, "UIN:"));
+		EXPECT_NE(NULL, strstr(buf, "UIS:"));
 	}
 }
 

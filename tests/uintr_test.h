@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <x86gprintrin.h>
+
 #include <linux/uintr.h>
 
 static inline long uintr_register_handler(void *handler, unsigned int flags)
@@ -40,6 +42,15 @@ static inline long uintr_unregister_sender(int fd, unsigned int flags)
 {
 	return syscall(__NR_uintr_unregister_sender, fd, flags);
 }
+
+/*
+ * Declares a user interrupt handler: GCC's interrupt attribute with
+ * -muintr makes it save every register it uses and return with UIRET;
+ * only general-purpose registers may be used in it.
+ */
+#define UINTR_HANDLER(name)						\
+	void __attribute__((interrupt, target("general-regs-only")))	\
+	name(struct __uintr_frame *frame, unsigned long long vector)
 
 /* The result of a call as -errno (or its value), for EXPECT_EQ. */
 #define UINTR_RET(call) ({ long __r = (call); __r < 0 ? -errno : __r; })
