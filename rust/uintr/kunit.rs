@@ -41,7 +41,14 @@ fn receiver() -> core::result::Result<Arc<Receiver>, &'static str> {
 }
 
 /// The counters as they should read: `base` plus the given deltas.
-fn plus(base: &Snapshot, receivers: u64, senders: u64, upids: u64, fds: u64, connections: u64) -> Snapshot {
+fn plus(
+    base: &Snapshot,
+    receivers: u64,
+    senders: u64,
+    upids: u64,
+    fds: u64,
+    connections: u64,
+) -> Snapshot {
     Snapshot {
         receivers: base.receivers + receivers,
         senders: base.senders + senders,
@@ -117,7 +124,11 @@ pub(crate) fn fd_release_disconnects_all() -> Check {
     let receiver = receiver()?;
     let fd = alloc(UintrFd::new(&receiver, 1))?;
     let next = alloc(UintrFd::new(&receiver, 2))?;
-    let senders = [alloc(Sender::new())?, alloc(Sender::new())?, alloc(Sender::new())?];
+    let senders = [
+        alloc(Sender::new())?,
+        alloc(Sender::new())?,
+        alloc(Sender::new())?,
+    ];
     for sender in senders.iter() {
         ensure!(fd.connect(sender) == Ok(0));
     }

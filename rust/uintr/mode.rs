@@ -147,7 +147,12 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for r in [Request::Auto, Request::Hardware, Request::Emulate, Request::Off] {
+        for r in [
+            Request::Auto,
+            Request::Hardware,
+            Request::Emulate,
+            Request::Off,
+        ] {
             assert_eq!(Request::parse(r.name().as_bytes()), Some(r));
             assert_eq!(Request::from_u8(r as u8), r);
         }

@@ -103,8 +103,7 @@ impl Receiver {
 
     /// Returns `vector` once its uintr_fd is gone.
     pub(crate) fn release_vector(&self, vector: u8) {
-        self.vectors
-            .fetch_and(!(1u64 << vector), Ordering::AcqRel);
+        self.vectors.fetch_and(!(1u64 << vector), Ordering::AcqRel);
     }
 
     /// The thread unregistered or exited: no more deliveries, no new

@@ -89,11 +89,7 @@ impl Sender {
             _live: Live::new(&stats::CONNECTIONS),
         };
         let mut table = self.table.lock();
-        let index = table
-            .slots
-            .iter()
-            .position(Option::is_none)
-            .ok_or(ENOSPC)?;
+        let index = table.slots.iter().position(Option::is_none).ok_or(ENOSPC)?;
         table.uitt.set(index, address, vector);
         table.slots[index] = Some(slot);
         Ok(index)

@@ -40,7 +40,11 @@ fn is_user_code_address(address: u64) -> bool {
 }
 
 /// uintr_register_handler(handler, flags)
-pub(crate) fn register_handler(thread: &ThreadState<'_>, handler: u64, flags: u32) -> Result<usize> {
+pub(crate) fn register_handler(
+    thread: &ThreadState<'_>,
+    handler: u64,
+    flags: u32,
+) -> Result<usize> {
     require_enabled()?;
     require_no_flags(flags)?;
     if !is_user_code_address(handler) {

@@ -81,60 +81,74 @@ impl<'a> ThreadState<'a> {
 
     /// The thread's receiver, if it registered a handler.
     pub(crate) fn receiver(&self) -> Option<ArcBorrow<'_, Receiver>> {
-        let raw = self.receiver_slot().load(Ordering::Acquire);
-        if raw.is_null() {
-            return None;
-        }
-        // SAFETY: the slot holds a foreign `Arc<Receiver>` (only this
-        // module writes it), which only the thread itself can take out,
-        // and not while it uses this borrow.
-        Some(unsafe { Arc::<Receiver>::borrow(raw) })
+        // SAFETY: only this module writes the receiver slot, with a
+        // foreign `Arc<Receiver>` or NULL.
+        unsafe { borrow_slot(self.receiver_slot()) }
     }
 
     /// Makes `receiver` the thread's receiver; the slot must be empty.
     pub(crate) fn set_receiver(&self, receiver: Arc<Receiver>) {
-        let old = self
-            .receiver_slot()
-            .swap(receiver.into_foreign() as *mut c_void, Ordering::AcqRel);
-        debug_assert!(old.is_null());
+        fill_slot(self.receiver_slot(), receiver);
     }
 
     /// Removes and returns the thread's receiver.
     pub(crate) fn take_receiver(&self) -> Option<Arc<Receiver>> {
-        let raw = self.receiver_slot().swap(ptr::null_mut(), Ordering::AcqRel);
-        if raw.is_null() {
-            return None;
-        }
-        // SAFETY: the slot held a foreign `Arc<Receiver>`, whose ownership
-        // moves out of the slot (now NULL).
-        Some(unsafe { Arc::<Receiver>::from_foreign(raw) })
+        // SAFETY: as in `receiver`.
+        unsafe { take_slot(self.receiver_slot()) }
     }
 
     /// The thread's sender, if it registered with a uintr_fd.
     pub(crate) fn sender(&self) -> Option<ArcBorrow<'_, Sender>> {
-        let raw = self.sender_slot().load(Ordering::Acquire);
-        if raw.is_null() {
-            return None;
-        }
-        // SAFETY: as in `receiver`, for the sender slot.
-        Some(unsafe { Arc::<Sender>::borrow(raw) })
+        // SAFETY: only this module writes the sender slot, with a foreign
+        // `Arc<Sender>` or NULL.
+        unsafe { borrow_slot(self.sender_slot()) }
     }
 
     /// Makes `sender` the thread's sender; the slot must be empty.
     pub(crate) fn set_sender(&self, sender: Arc<Sender>) {
-        let old = self
-            .sender_slot()
-            .swap(sender.into_foreign() as *mut c_void, Ordering::AcqRel);
-        debug_assert!(old.is_null());
+        fill_slot(self.sender_slot(), sender);
     }
 
     /// Removes and returns the thread's sender.
     pub(crate) fn take_sender(&self) -> Option<Arc<Sender>> {
-        let raw = self.sender_slot().swap(ptr::null_mut(), Ordering::AcqRel);
-        if raw.is_null() {
-            return None;
-        }
-        // SAFETY: as in `take_receiver`, for the sender slot.
-        Some(unsafe { Arc::<Sender>::from_foreign(raw) })
+        // SAFETY: as in `sender`.
+        unsafe { take_slot(self.sender_slot()) }
     }
+}
+
+/// Borrows the object a slot holds, if any.
+///
+/// # Safety
+///
+/// `slot` is NULL or holds a foreign `Arc<T>`, which only the owning
+/// thread can take out, and not while it uses the borrow.
+unsafe fn borrow_slot<'a, T: 'static>(slot: &'a AtomicPtr<c_void>) -> Option<ArcBorrow<'a, T>> {
+    let raw = slot.load(Ordering::Acquire);
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, so a foreign `Arc<T>` that outlives the borrow,
+    // by the caller's promise.
+    Some(unsafe { Arc::<T>::borrow(raw) })
+}
+
+/// Stores one reference to `object` in an empty slot.
+fn fill_slot<T: 'static>(slot: &AtomicPtr<c_void>, object: Arc<T>) {
+    let old = slot.swap(object.into_foreign() as *mut c_void, Ordering::AcqRel);
+    debug_assert!(old.is_null());
+}
+
+/// Takes the reference out of a slot, leaving it NULL.
+///
+/// # Safety
+///
+/// `slot` is NULL or holds a foreign `Arc<T>`.
+unsafe fn take_slot<T: 'static>(slot: &AtomicPtr<c_void>) -> Option<Arc<T>> {
+    let raw = slot.swap(ptr::null_mut(), Ordering::AcqRel);
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, so a foreign `Arc<T>`, whose ownership moves out
+    // of the slot (now NULL).
+    Some(unsafe { Arc::<T>::from_foreign(raw) })
 }

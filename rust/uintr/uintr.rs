@@ -40,9 +40,9 @@ mod stats;
 mod syscalls;
 mod thread;
 mod uintr_fd;
-mod user;
 mod uitt;
 mod upid;
+mod user;
 
 // The pure CPU model: instruction decoder, delivery frame and request
 // register; host-tested (scripts/host-tests.sh).

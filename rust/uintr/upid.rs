@@ -92,7 +92,7 @@ impl Upid {
                         // Bits 63:32 and 23:16: the casts keep exactly them.
                         ndst: (control >> UPID_NDST_SHIFT) as u32,
                         nv: (control >> UPID_NV_SHIFT) as u8,
-                    })
+                    });
                 }
                 Err(now) => control = now,
             }
@@ -111,11 +111,14 @@ impl Upid {
     pub(crate) fn run_on(&self, ndst: u32) {
         let mut control = self.control.load(Ordering::SeqCst);
         loop {
-            let new = (control & !(UPID_NDST_MASK | UPID_SN)) | (u64::from(ndst) << UPID_NDST_SHIFT);
-            match self
-                .control
-                .compare_exchange_weak(control, new, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            let new =
+                (control & !(UPID_NDST_MASK | UPID_SN)) | (u64::from(ndst) << UPID_NDST_SHIFT);
+            match self.control.compare_exchange_weak(
+                control,
+                new,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
                 Ok(_) => return,
                 Err(now) => control = now,
             }
