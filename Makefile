@@ -101,8 +101,8 @@ guest: $(TESTS) $(SAMPLES) $(GUEST_BIN)/qemu-exit
 initramfs: kernel guest
 	@scripts/mkinitramfs.sh $(KOBJ)/usr/gen_init_cpio $(GUEST_BIN) $(INITRAMFS)
 
-host-test: deps
-	@echo "host-test: Rust unit tests of the pure modules"
+host-test: tree
+	@echo "host-test: Rust unit tests of the pure modules, rustfmt"
 	@scripts/host-tests.sh $(RESULTS) || true
 	@python3 scripts/harness.py selftest > $(RESULTS)/harness-selftest.tap || true
 

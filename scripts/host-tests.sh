@@ -2,7 +2,8 @@
 # Host unit tests of the pure modules of the Rust component: every file of
 # rust/uintr/ with a `#[cfg(test)]` module is compiled on its own as a test
 # crate (rustc --test, kernel lints as errors) and run; results are written
-# as TAP to <outdir>/host-<module>.tap for scripts/harness.py.
+# as TAP to <outdir>/host-<module>.tap for scripts/harness.py.  Also checks
+# that the crate is rustfmt-clean (kernel .rustfmt.toml).
 # usage: host-tests.sh <outdir>
 set -uo pipefail
 
@@ -46,4 +47,17 @@ for src in "$top"/rust/uintr/*.rs; do
 	fi
 	grep -q '^not ok' "$tap" && status=1
 done
+
+# rustfmt, with the kernel's configuration, over the whole crate.
+fmt_tap=$out/host-rustfmt.tap
+rustfmt=$(command -v rustfmt || ls "${HOME:-/root}"/.cargo/bin/rustfmt 2>/dev/null || true)
+config=${UINTR_BUILD_DIR:-$top/build}/linux/.rustfmt.toml
+if [ -z "$rustfmt" ] || [ ! -f "$config" ]; then
+	printf '1..1\nok 1 rustfmt # SKIP no rustfmt or no kernel tree\n' > "$fmt_tap"
+elif "$rustfmt" --edition 2021 --config-path "$config" --check "$top"/rust/uintr/*.rs > "$out/rustfmt.diff" 2>&1; then
+	printf '1..1\nok 1 rust/uintr is rustfmt-clean\n' > "$fmt_tap"
+else
+	{ echo "1..1"; echo "not ok 1 rust/uintr is rustfmt-clean"; sed 's/^/# /' "$out/rustfmt.diff"; } > "$fmt_tap"
+	status=1
+fi
 exit $status

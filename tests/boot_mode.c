@@ -9,9 +9,7 @@
  */
 #include "uintr_test.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <sys/klog.h>
 
 #include "kselftest_harness.h"
@@ -19,15 +17,9 @@
 static int cmdline_has(const char *word)
 {
 	static char buf[4096];
-	int fd = open("/proc/cmdline", O_RDONLY);
-	int n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strstr(buf, word) != NULL;
+	return !uintr_read_file("/proc/cmdline", buf, sizeof(buf)) &&
+	       strstr(buf, word) != NULL;
 }
 
 static int uintr_off(void)
@@ -58,13 +50,8 @@ TEST(boot_log_names_the_mode)
 TEST(cpuinfo_has_no_uintr_flag_without_the_hardware)
 {
 	static char buf[65536];
-	int fd = open("/proc/cpuinfo", O_RDONLY);
-	int n;
 
-	ASSERT_GE(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	ASSERT_GT(n, 0);
-	buf[n] = '\0';
+	ASSERT_EQ(0, uintr_read_file("/proc/cpuinfo", buf, sizeof(buf)));
 	EXPECT_EQ(NULL, strstr(buf, " uintr"));
 }
 
@@ -82,21 +69,6 @@ TEST(syscalls_follow_the_mode)
 	} else {
 		EXPECT_EQ(0, uintr_unregister_handler(0));
 	}
-}
-
-/* Runs fn in a child; returns the signal that ended it (0: none). */
-static int child_signal(void (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		fn();
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }
 
 static void do_stui(void) { _stui(); }
@@ -122,24 +94,19 @@ TEST(instructions_follow_the_mode)
 {
 	int off = uintr_off() || configured_out() ? SIGILL : 0;
 
-	EXPECT_EQ(off, child_signal(do_stui));
-	EXPECT_EQ(off, child_signal(do_clui));
-	EXPECT_EQ(off, child_signal(do_testui));
-	EXPECT_EQ(off, child_signal(do_uiret));
+	EXPECT_EQ(off, uintr_child_signal(do_stui));
+	EXPECT_EQ(off, uintr_child_signal(do_clui));
+	EXPECT_EQ(off, uintr_child_signal(do_testui));
+	EXPECT_EQ(off, uintr_child_signal(do_uiret));
 	/* Without a UITT, SENDUIPI is a #UD in every mode. */
-	EXPECT_EQ(SIGILL, child_signal(do_senduipi));
+	EXPECT_EQ(SIGILL, uintr_child_signal(do_senduipi));
 }
 
 TEST(proc_interrupts_counts_notifications)
 {
 	static char buf[65536];
-	int fd = open("/proc/interrupts", O_RDONLY);
-	int n;
 
-	ASSERT_GE(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	ASSERT_GT(n, 0);
-	buf[n] = '\0';
+	ASSERT_EQ(0, uintr_read_file("/proc/interrupts", buf, sizeof(buf)));
 	if (configured_out()) {
 		EXPECT_EQ(NULL, strstr(buf, "UIN:"));
 	} else {

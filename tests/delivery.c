@@ -12,7 +12,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -258,21 +257,6 @@ TEST(sender_in_another_process)
 	EXPECT_EQ(0, status);
 }
 
-/* Runs fn in a child and returns the signal that ended it (0: none). */
-static int child_signal(void (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		fn();
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-}
-
 static void send_without_uitt(void)
 {
 	_senduipi(0);
@@ -310,10 +294,10 @@ static void send_after_unregister_sender(void)
 
 TEST(senduipi_faults)
 {
-	EXPECT_EQ(SIGILL, child_signal(send_without_uitt));
-	EXPECT_EQ(SIGSEGV, child_signal(send_beyond_table));
-	EXPECT_EQ(SIGSEGV, child_signal(send_to_invalid_entry));
-	EXPECT_EQ(SIGSEGV, child_signal(send_after_unregister_sender));
+	EXPECT_EQ(SIGILL, uintr_child_signal(send_without_uitt));
+	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_beyond_table));
+	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_to_invalid_entry));
+	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_after_unregister_sender));
 }
 
 /* Receiver hopping between the two CPUs while a sender floods it. */

@@ -107,17 +107,13 @@ TEST(unregister_handler_keeps_fds_and_frees_nothing_early)
 TEST(fdinfo_shows_vector_and_receiver)
 {
 	char path[64], buf[512];
-	int fd, n, info;
+	int fd;
 
 	ASSERT_EQ(0, uintr_register_handler(uintr_test_handler(), 0));
 	fd = uintr_create_fd(42, 0);
 	ASSERT_GE(fd, 0);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	info = open(path, O_RDONLY);
-	ASSERT_GE(info, 0);
-	n = read(info, buf, sizeof(buf) - 1);
-	ASSERT_GT(n, 0);
-	buf[n] = '\0';
+	ASSERT_EQ(0, uintr_read_file(path, buf, sizeof(buf)));
 	EXPECT_NE(NULL, strstr(buf, "uintr_vector:\t42\n")) TH_LOG("%s", buf);
 	snprintf(path, sizeof(path), "uintr_receiver_tid:\t%d\n", gettid());
 	EXPECT_NE(NULL, strstr(buf, path)) TH_LOG("%s", buf);

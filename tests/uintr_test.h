@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <x86gprintrin.h>
@@ -59,6 +61,37 @@ static inline long uintr_unregister_sender(int fd, unsigned int flags)
 static inline void *uintr_test_handler(void)
 {
 	return (void *)&uintr_test_handler;
+}
+
+/* Runs fn in a child; returns the signal that ended it (0: none). */
+static inline int uintr_child_signal(void (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		fn();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+/* Reads a whole (small) file into buf as a string; -1 on error. */
+static inline int uintr_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
 }
 
 /* /sys/kernel/debug/uintr_stats */
