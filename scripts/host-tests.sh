@@ -3,7 +3,8 @@
 # rust/uintr/ with a `#[cfg(test)]` module is compiled on its own as a test
 # crate (rustc --test, kernel lints as errors) and run; results are written
 # as TAP to <outdir>/host-<module>.tap for scripts/harness.py.  Also checks
-# that the crate is rustfmt-clean (kernel .rustfmt.toml).
+# that the crate is rustfmt-clean (kernel .rustfmt.toml) and that every
+# patch of the series passes checkpatch.pl.
 # usage: host-tests.sh <outdir>
 set -uo pipefail
 
@@ -59,5 +60,29 @@ elif "$rustfmt" --edition 2021 --config-path "$config" --check "$top"/rust/uintr
 else
 	{ echo "1..1"; echo "not ok 1 rust/uintr is rustfmt-clean"; sed 's/^/# /' "$out/rustfmt.diff"; } > "$fmt_tap"
 	status=1
+fi
+
+# checkpatch on every patch of the series (read from stdin: given a path
+# that git tracks, checkpatch would check the .patch as a source file).
+cp_tap=$out/host-checkpatch.tap
+checkpatch=${UINTR_BUILD_DIR:-$top/build}/linux/scripts/checkpatch.pl
+if [ ! -f "$checkpatch" ]; then
+	printf '1..1\nok 1 checkpatch # SKIP no kernel tree\n' > "$cp_tap"
+else
+	n=0
+	{
+		for patch in "$top"/patches/*.patch; do
+			n=$((n + 1))
+			name=$(basename "$patch")
+			if report=$(perl "$checkpatch" --no-tree -q - < "$patch" 2>&1); then
+				echo "ok $n $name"
+			else
+				echo "not ok $n $name"
+				printf '%s\n' "$report" | sed 's/^/# /'
+			fi
+		done
+		echo "1..$n"
+	} > "$cp_tap"
+	grep -q '^not ok' "$cp_tap" && status=1
 fi
 exit $status

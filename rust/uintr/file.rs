@@ -39,9 +39,8 @@ static UINTR_FD_FOPS: FileOps = FileOps({
 /// Creates a uintr_fd (`O_CLOEXEC`) owning one reference to `object`.
 pub(crate) fn create(object: Arc<UintrFd>) -> Result<usize> {
     let private = object.into_foreign();
-    // SAFETY: the name is a NUL-terminated static string, the operations
-    // are static, and `private` is a valid foreign `Arc<UintrFd>` whose
-    // ownership passes to the file on success.
+    // The name is a NUL-terminated static string and the operations static.
+    // SAFETY: `private` is a foreign `Arc<UintrFd>`; the file owns it on success.
     let fd = unsafe {
         bindings::anon_inode_getfd(
             c_str!("[uintr_fd]").as_char_ptr(),
@@ -87,9 +86,8 @@ pub(crate) fn lookup(fd: i32) -> Result<Arc<UintrFd>> {
     if !ptr::eq(ops, &UINTR_FD_FOPS.0) {
         return Err(errno::eopnotsupp());
     }
-    // SAFETY: a file with our operations has a foreign `Arc<UintrFd>` as
-    // `private_data`, released only in `release`, which cannot run while
-    // we hold a reference to the file.
+    // `release` takes the file's reference back; it cannot run while we hold one.
+    // SAFETY: a file with our operations has a foreign `Arc<UintrFd>` there.
     let object = unsafe { Arc::<UintrFd>::borrow(private) };
     Ok(object.into())
 }
@@ -100,9 +98,8 @@ pub(crate) fn lookup(fd: i32) -> Result<Arc<UintrFd>> {
 ///
 /// Called by the VFS, once per file, with a file created by [`create`].
 unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: `file` is valid for this call; its `private_data` is the
-    // reference `create` handed over, and this is the only place that
-    // takes it back.
+    // This is the only place that takes the reference back.
+    // SAFETY: `file` is valid; its `private_data` is the `Arc` from `create`.
     let object = unsafe { Arc::<UintrFd>::from_foreign((*file).private_data) };
     object.release();
     0
