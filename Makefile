@@ -4,6 +4,7 @@
 #
 #   make check [DEBUG=1] [T=test1,test2] [V=1]   host tests + kernel + guest tests
 #   make demo                                    boot and run samples/
+#   make bench [QUICK=1]                         IPC latency table (build/bench/)
 #   make shell                                   boot to a guest shell
 #   make kernel | initramfs | host-test | tree | deps | clean
 #
@@ -49,7 +50,10 @@ GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Wno-unused-parameter -Wer
 	-I$(TOP)/uapi -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
 SAMPLE_CFLAGS := -O2 -static -pthread -Wall -muintr -mgeneral-regs-only \
 	-minline-all-stringops -I$(TOP)/uapi
+BENCH_CFLAGS := -O2 -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror \
+	-muintr -I$(TOP)/uapi
 TESTS := $(patsubst tests/%.c,$(GUEST_BIN)/tests/%,$(wildcard tests/*.c))
+BENCHES := $(patsubst bench/%.c,$(GUEST_BIN)/bench/%,$(wildcard bench/*.c))
 SAMPLES := $(patsubst samples/%.c,$(GUEST_BIN)/samples/%,$(wildcard samples/*.c))
 GUEST_HEADERS := $(wildcard tests/*.h) uapi/linux/uintr.h
 
@@ -60,7 +64,7 @@ ifdef T
 export UINTR_TESTS := $(T)
 endif
 
-.PHONY: all deps tree config kernel guest initramfs host-test check demo shell clean distclean
+.PHONY: all deps tree config kernel guest initramfs host-test check demo bench shell clean distclean
 
 all: kernel initramfs
 
@@ -86,15 +90,19 @@ $(GUEST_BIN)/samples/%: samples/%.c uapi/linux/uintr.h | tree
 	@mkdir -p $(dir $@)
 	gcc $(SAMPLE_CFLAGS) -o $@ $<
 
+$(GUEST_BIN)/bench/%: bench/%.c uapi/linux/uintr.h | tree
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -o $@ $<
+
 $(GUEST_BIN)/qemu-exit: guest/qemu-exit.c | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -static -Wall -Werror -o $@ $<
 
-guest: $(TESTS) $(SAMPLES) $(GUEST_BIN)/qemu-exit
+guest: $(TESTS) $(SAMPLES) $(BENCHES) $(GUEST_BIN)/qemu-exit
 	@# drop programs whose source is gone
-	@for f in $(GUEST_BIN)/tests/* $(GUEST_BIN)/samples/*; do \
+	@for f in $(GUEST_BIN)/tests/* $(GUEST_BIN)/samples/* $(GUEST_BIN)/bench/*; do \
 		[ -e "$$f" ] || continue; \
-		case " $(TESTS) $(SAMPLES) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; \
+		case " $(TESTS) $(SAMPLES) $(BENCHES) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; \
 	done
 
 # gen_init_cpio comes with the kernel build of this flavor.
@@ -139,6 +147,19 @@ demo: initramfs
 	if [ $$st != 1 ]; then echo "demo: guest failed (qemu status $$st)"; exit 1; fi; \
 	if grep -E '^### uintr-end .* rc=[^0]' $(B)/demo-console.log; then \
 		echo "demo: a sample failed (see above)"; exit 1; fi
+
+# make bench [QUICK=1]: the IPC ping-pong table from one boot of the normal
+# kernel; results in build/bench/ (JSON, CSV, console).
+BENCH_N := $(if $(QUICK),20000,1000000)
+
+bench: initramfs
+	@mkdir -p $(B)/bench
+	@echo "bench: $(BENCH_N) round trips per mechanism ($(FLAVOR) kernel, 2 vCPUs)"
+	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=5400 \
+		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) kunit.enable=0" \
+		scripts/run-guest.sh bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
+		st=$$?; [ $$st = 1 ] || { echo "bench: guest failed (qemu status $$st)"; exit 1; }
+	@scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
 
 shell: initramfs
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh shell $(BZIMAGE) $(INITRAMFS)

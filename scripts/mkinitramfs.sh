@@ -1,6 +1,6 @@
 #!/bin/bash
 # Pack the guest initramfs: busybox-static, guest/init, qemu-exit and the
-# test and sample programs already built into $guest_bin.
+# test, sample and benchmark programs already built into $guest_bin.
 # usage: mkinitramfs.sh <gen_init_cpio> <guest_bin dir> <output .cpio.gz>
 set -euo pipefail
 
@@ -13,7 +13,7 @@ busybox=/bin/busybox
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
 {
-	for d in /bin /sbin /dev /proc /sys /tmp /tests /samples /root; do
+	for d in /bin /sbin /dev /proc /sys /tmp /tests /samples /bench /root; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -25,7 +25,7 @@ trap 'rm -f "$list"' EXIT
 		echo "slink /bin/$applet busybox 0777 0 0"
 	done
 	echo "file /bin/qemu-exit $bin/qemu-exit 0755 0 0"
-	for kind in tests samples; do
+	for kind in tests samples bench; do
 		: > "$bin/$kind.list"
 		for f in "$bin/$kind"/*; do
 			[ -x "$f" ] || continue
