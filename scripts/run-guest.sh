@@ -42,8 +42,9 @@ run() {
 }
 
 # UINTR_SHOW=1 shows the console while it runs (make demo, make V=1).
+# stdbuf: the log and the screen follow the guest line by line.
 if [ "${UINTR_SHOW:-0}" = 1 ]; then
-	run | tr -d '\r' | tee "$log"
+	run | stdbuf -oL tr -d '\r' | tee "$log"
 else
-	run | tr -d '\r' > "$log"
+	run | stdbuf -oL tr -d '\r' > "$log"
 fi
