@@ -54,8 +54,10 @@ pub(crate) fn register_handler(
         return Err(EBUSY);
     }
     let receiver = Receiver::new(handler, current!().pid())?;
+    // Installed first, so that from here on context switches keep the UPID
+    // in step; then pointed at the CPU this thread runs on now.
+    thread.set_receiver(receiver.clone());
     receiver.activate();
-    thread.set_receiver(receiver);
     Ok(0)
 }
 
