@@ -8,7 +8,7 @@ tree=${1:-${UINTR_BUILD_DIR:-$top/build}/wt}
 branch=${2:-series}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-git -C "$tree" format-patch -q --no-signature --zero-commit vanilla.."$branch" -o "$out"
+git -C "$tree" format-patch -q --no-signature --zero-commit --no-numbered vanilla.."$branch" -o "$out"
 rm -f "$top"/patches/*.patch
 cp "$out"/*.patch "$top/patches/"
 {
