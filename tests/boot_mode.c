@@ -66,6 +66,7 @@ TEST(syscalls_follow_the_mode)
 		EXPECT_EQ(off, UINTR_RET(uintr_create_fd(0, 0)));
 		EXPECT_EQ(off, UINTR_RET(uintr_register_sender(0, 0)));
 		EXPECT_EQ(off, UINTR_RET(uintr_unregister_sender(0, 0)));
+		EXPECT_EQ(off, UINTR_RET(uintr_wait(0, NULL)));
 	} else {
 		EXPECT_EQ(0, uintr_unregister_handler(0));
 	}
@@ -109,9 +110,11 @@ TEST(proc_interrupts_counts_notifications)
 	ASSERT_EQ(0, uintr_read_file("/proc/interrupts", buf, sizeof(buf)));
 	if (configured_out()) {
 		EXPECT_EQ(NULL, strstr(buf, "UIN:"));
+		EXPECT_EQ(NULL, strstr(buf, "UIK:"));
 	} else {
 		EXPECT_NE(NULL, strstr(buf, "UIN:"));
 		EXPECT_NE(NULL, strstr(buf, "UIS:"));
+		EXPECT_NE(NULL, strstr(buf, "UIK:"));
 	}
 }
 

@@ -18,6 +18,7 @@
 
 #include <x86gprintrin.h>
 
+#include <linux/time_types.h>
 #include <linux/uintr.h>
 
 static inline long uintr_register_handler(void *handler, unsigned int flags)
@@ -43,6 +44,12 @@ static inline long uintr_register_sender(int fd, unsigned int flags)
 static inline long uintr_unregister_sender(int fd, unsigned int flags)
 {
 	return syscall(__NR_uintr_unregister_sender, fd, flags);
+}
+
+static inline long uintr_wait(unsigned int flags,
+			      const struct __kernel_timespec *timeout)
+{
+	return syscall(__NR_uintr_wait, flags, timeout);
 }
 
 /*

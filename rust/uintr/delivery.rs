@@ -31,7 +31,7 @@ pub(crate) enum Recognition {
 
 /// Moves what was posted to the thread's UPID into its UIRR; tells
 /// whether anything is pending now.
-fn pick_up(thread: &ThreadState<'_>) -> Recognition {
+pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
     let Some(receiver) = thread.receiver() else {
         return Recognition::NotReceiver;
     };
@@ -44,24 +44,37 @@ fn pick_up(thread: &ThreadState<'_>) -> Recognition {
     }
 }
 
-/// The notification vector arrived while `thread` is current.
+/// The notification vector arrived while `thread` is current.  A thread
+/// in uintr_wait() picks up its requests itself, after its sleep: taking
+/// them here would clear ON under a wakeup on its way to the kernel
+/// vector (this one can only be an older notification, still in flight).
 pub(crate) fn recognize(thread: &ThreadState<'_>) -> Recognition {
-    pick_up(thread)
+    match thread.receiver() {
+        Some(receiver) if receiver.is_waiting() => Recognition::Nothing,
+        _ => pick_up(thread),
+    }
 }
 
-/// The receiver leaves its CPU: posts must not notify it there.
+/// The receiver leaves its CPU: posts must not notify it there, unless it
+/// sleeps in uintr_wait(), where posts must notify the kernel vector.
 pub(crate) fn switch_out(thread: &ThreadState<'_>) {
     if let Some(receiver) = thread.receiver() {
-        receiver.upid().suppress();
+        if !receiver.is_waiting() {
+            receiver.upid().suppress();
+        }
     }
 }
 
 /// The receiver arrives on the CPU `ndst`; returns whether a delivery is
-/// due.
+/// due.  A thread in uintr_wait() keeps its UPID as it is (see
+/// `recognize`); it picks up its requests when the wait ends.
 pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
     let Some(receiver) = thread.receiver() else {
         return false;
     };
+    if receiver.is_waiting() {
+        return false;
+    }
     receiver.upid().run_on(ndst);
     matches!(pick_up(thread), Recognition::Pending)
 }

@@ -18,6 +18,7 @@ use crate::regs::UserRegs;
 use crate::stats;
 use crate::syscalls;
 use crate::thread::ThreadState;
+use crate::wait;
 
 /// A syscall result as the C entry returns it.
 fn syscall_return(result: Result<usize>) -> c_long {
@@ -57,6 +58,10 @@ pub unsafe extern "C" fn uintr_rust_parse_mode(param: *const c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn uintr_rust_init(cpu_has_uintr: bool) -> c_int {
     let mode = mode::select(cpu_has_uintr);
+    if let Err(err) = wait::init() {
+        pr_err!("no memory for the wait lists: uintr_wait() unavailable\n");
+        return err.to_errno();
+    }
     pr_info!(
         "Rust component initialized: mode {} (uintr={}, CPU {} UINTR)\n",
         mode.name(),
@@ -162,6 +167,14 @@ pub unsafe extern "C" fn uintr_rust_recognize(ut: *mut bindings::uintr_thread) -
     }
 }
 
+/// The kernel vector arrived on `cpu`: wake the receivers sleeping there
+/// that have requests posted.
+#[no_mangle]
+pub extern "C" fn uintr_rust_kernel_wakeup(cpu: c_uint) {
+    // A CPU number fits in usize.
+    wait::wake_posted(cpu as usize);
+}
+
 /// A receiver leaves its CPU.
 ///
 /// # Safety
@@ -223,6 +236,10 @@ syscall_entry!(
 syscall_entry!(
     /// uintr_unregister_sender(2)
     uintr_rust_unregister_sender => syscalls::unregister_sender, (fd: c_int, flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_wait(2): `timeout` is the user address of the timespec.
+    uintr_rust_wait => syscalls::wait, (flags: c_uint, timeout: u64)
 );
 
 /// Generates the C entry point of one KUnit case: 0 if it passed, else 1

@@ -25,3 +25,8 @@ pub(crate) fn eisconn() -> Error {
 pub(crate) fn eshutdown() -> Error {
     from_positive(bindings::ESHUTDOWN)
 }
+
+/// `ETIMEDOUT`: uintr_wait()'s timeout expired.
+pub(crate) fn etimedout() -> Error {
+    from_positive(bindings::ETIMEDOUT)
+}

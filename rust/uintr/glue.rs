@@ -2,7 +2,8 @@
 
 //! Safe wrappers of the helpers the C glue provides to this crate
 //! (`arch/x86/kernel/uintr.c`): CPU identity in UPID format, notification
-//! IPIs, instruction fetch, the user address limit.
+//! IPIs, instruction fetch, the user address limit, and the few scheduler
+//! and interrupt primitives the sleep of uintr_wait() needs.
 
 use kernel::bindings;
 
@@ -38,6 +39,13 @@ impl CpuPin {
     pub(crate) fn ndst(&self) -> u32 {
         self.ndst
     }
+
+    /// This CPU's number.
+    pub(crate) fn cpu(&self) -> usize {
+        // SAFETY: preemption is disabled while `self` lives, so the CPU
+        // number stays true.
+        unsafe { bindings::uintr_cpu_id() as usize }
+    }
 }
 
 impl Drop for CpuPin {
@@ -54,4 +62,80 @@ pub(crate) fn fetch_instruction(regs: &UserRegs<'_>, buf: &mut [u8; MAX_INSN_LEN
     // has room for MAX_INSN_SIZE (15) bytes, as the helper requires.
     let n = unsafe { bindings::uintr_fetch_insn(regs.as_raw(), buf.as_mut_ptr()) };
     usize::try_from(n).unwrap_or(0).min(MAX_INSN_LEN)
+}
+
+/// Interrupts disabled on this CPU while it lives: a lock that the kernel
+/// vector's handler also takes is held only under one of these (or in that
+/// handler), so the handler never spins on a lock its own CPU holds.
+pub(crate) struct IrqsOff {
+    flags: usize,
+}
+
+impl IrqsOff {
+    /// Disables interrupts, remembering whether they were enabled.
+    pub(crate) fn new() -> Self {
+        // SAFETY: paired with `uintr_irq_restore` in `drop`.
+        let flags = unsafe { bindings::uintr_irq_save() };
+        IrqsOff { flags }
+    }
+}
+
+impl Drop for IrqsOff {
+    fn drop(&mut self) {
+        // SAFETY: restores what `new` saved, on the same CPU: interrupts
+        // off means no migration in between.
+        unsafe { bindings::uintr_irq_restore(self.flags) };
+    }
+}
+
+/// The number of possible CPUs (CPU numbers are below it).
+pub(crate) fn possible_cpus() -> usize {
+    // SAFETY: `nr_cpu_ids` is fixed before any initcall runs and never
+    // written afterwards; reading a `u32` cannot tear.
+    unsafe { bindings::nr_cpu_ids as usize }
+}
+
+/// The monotonic clock, in nanoseconds.
+pub(crate) fn now_ns() -> i64 {
+    // SAFETY: a plain C function without preconditions.
+    unsafe { bindings::ktime_get() }
+}
+
+/// Makes the current task deliver on its way back to user mode (sets
+/// TIF_UINTR).
+pub(crate) fn request_delivery() {
+    // SAFETY: a plain C function acting on the current task.
+    unsafe { bindings::uintr_request_delivery() };
+}
+
+/// Marks the current task as about to sleep interruptibly (with a full
+/// barrier): a wakeup from here on makes the next `sleep` return at once.
+pub(crate) fn set_interruptible() {
+    // SAFETY: a plain C function acting on the current task.
+    unsafe { bindings::uintr_set_interruptible() };
+}
+
+/// Marks the current task as running again.
+pub(crate) fn set_running() {
+    // SAFETY: a plain C function acting on the current task.
+    unsafe { bindings::uintr_set_running() };
+}
+
+/// Sleeps (after `set_interruptible`) until woken, or until the monotonic
+/// clock reaches `deadline_ns` if given; returns false if the deadline
+/// passed.  The task is running again afterwards.
+pub(crate) fn sleep(deadline_ns: Option<i64>) -> bool {
+    let Some(deadline) = deadline_ns else {
+        // SAFETY: called in process context, where sleeping is allowed
+        // (the syscall path; no locks are held).
+        unsafe { bindings::schedule() };
+        set_running();
+        return true;
+    };
+    let mut expires: bindings::ktime_t = deadline;
+    // SAFETY: as above; `expires` lives across the call.
+    let ret = unsafe {
+        bindings::schedule_hrtimeout(&mut expires, bindings::hrtimer_mode_HRTIMER_MODE_ABS)
+    };
+    ret != 0
 }

@@ -28,6 +28,9 @@ const STACK_ADJUST: u64 = 128;
 /// The notification vector of every receiver's UPID (UINV).
 const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
 
+/// The vector a blocked receiver's UPID notifies instead: the kernel's.
+const KERNEL_VECTOR: u8 = bindings::UINTR_KERNEL_VECTOR as u8;
+
 /// A registered receiver.
 pub(crate) struct Receiver {
     /// Where senders post.
@@ -40,6 +43,11 @@ pub(crate) struct Receiver {
     vectors: AtomicU64,
     /// False once the thread unregistered or exited.
     active: AtomicBool,
+    /// The thread sleeps in uintr_wait(): its UPID notifies the kernel
+    /// vector at the CPU of its wait list, whatever CPU it runs on.  Only
+    /// the thread itself changes this (and reads it, in its own context
+    /// switches and interrupts).
+    waiting: AtomicBool,
     /// Counts this receiver in [`stats::RECEIVERS`].
     _live: Live,
 }
@@ -54,6 +62,7 @@ impl Receiver {
                 tid,
                 vectors: AtomicU64::new(0),
                 active: AtomicBool::new(true),
+                waiting: AtomicBool::new(false),
                 _live: Live::new(&stats::RECEIVERS),
             },
             GFP_KERNEL,
@@ -80,6 +89,25 @@ impl Receiver {
     pub(crate) fn activate(&self) {
         let cpu = CpuPin::new();
         self.upid.run_on(cpu.ndst());
+    }
+
+    /// The thread, pinned to the CPU `ndst`, is about to sleep: notify
+    /// the kernel vector there until `unblock`.
+    pub(crate) fn block(&self, ndst: u32) {
+        self.waiting.store(true, Ordering::Relaxed);
+        self.upid.redirect(ndst, KERNEL_VECTOR);
+    }
+
+    /// The thread, pinned to the CPU `ndst`, runs again: notify the user
+    /// vector here (the caller then picks up what was posted).
+    pub(crate) fn unblock(&self, ndst: u32) {
+        self.upid.redirect(ndst, NOTIFICATION_VECTOR);
+        self.waiting.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the thread is between `block` and `unblock`.
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed)
     }
 
     /// The receiving thread's id.

@@ -6,6 +6,7 @@
 //! syscall's value or the error the man page lists.
 
 use core::sync::atomic::Ordering;
+use kernel::bindings;
 use kernel::prelude::*;
 
 use crate::errno;
@@ -15,7 +16,10 @@ use crate::mode::{self, Mode};
 use crate::receiver::{Receiver, VECTORS};
 use crate::sender::Sender;
 use crate::thread::ThreadState;
+use crate::timeout;
 use crate::uintr_fd::UintrFd;
+use crate::user;
+use crate::wait;
 
 /// `EOPNOTSUPP` unless User Interrupts run on this boot.
 fn require_enabled() -> Result {
@@ -110,6 +114,36 @@ pub(crate) fn unregister_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -
     let sender = thread.sender().ok_or(EINVAL)?;
     object.disconnect(&sender.into())?;
     Ok(0)
+}
+
+/// The flags uintr_wait() knows.
+const WAIT_FLAGS: u32 = bindings::UINTR_WAIT_TIMEOUT;
+
+/// The deadline of uintr_wait()'s relative timeout at user address
+/// `timeout` (a `struct __kernel_timespec`): `EFAULT` if it cannot be
+/// read, `EINVAL` if it is no valid timespec.
+fn wait_deadline(timeout: u64) -> Result<i64> {
+    let mut timespec = [0u64; 2];
+    user::read_words(timeout, &mut timespec)?;
+    // tv_sec and tv_nsec are 64-bit signed: the casts reinterpret exactly.
+    let relative = timeout::relative_ns(timespec[0] as i64, timespec[1] as i64).ok_or(EINVAL)?;
+    Ok(timeout::deadline(glue::now_ns(), relative))
+}
+
+/// uintr_wait(flags, timeout): sleeps until a user interrupt is pending;
+/// `EINTR` once its handler is due (or for a signal), `ETIMEDOUT`.
+pub(crate) fn wait(thread: &ThreadState<'_>, flags: u32, timeout: u64) -> Result<usize> {
+    require_enabled()?;
+    if flags & !WAIT_FLAGS != 0 {
+        return Err(EINVAL);
+    }
+    let receiver = thread.receiver().ok_or_else(errno::eopnotsupp)?;
+    let deadline = if flags & bindings::UINTR_WAIT_TIMEOUT != 0 {
+        Some(wait_deadline(timeout)?)
+    } else {
+        None
+    };
+    wait::wait(thread, receiver, deadline)
 }
 
 /// Exit or exec: the thread gives up its receiver and its sender.

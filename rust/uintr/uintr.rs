@@ -13,12 +13,15 @@
 //! - [`syscalls`]: the system calls, on top of those;
 //! - [`emulate`] and [`delivery`]: the emulated CPU (the #UD emulator;
 //!   recognition, context switch, delivery), on the pure [`decode`],
-//!   [`frame`] and [`uirr`]; [`regs`], [`user`] and [`glue`] are the raw
+//!   [`frame`] and [`uirr`]; [`wait`]: receivers asleep in uintr_wait(),
+//!   woken through the kernel vector (deadline arithmetic in
+//!   [`timeout`]); [`regs`], [`user`] and [`glue`] are the raw
 //!   access to registers, user memory and the C helpers;
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
 //! Lock order: a uintr_fd's connection lock, then a sender's table lock.
+//! A CPU's wait list lock is taken alone, with interrupts off.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
@@ -43,9 +46,11 @@ mod uintr_fd;
 mod uitt;
 mod upid;
 mod user;
+mod wait;
 
 // The pure CPU model: instruction decoder, delivery frame and request
 // register; host-tested (scripts/host-tests.sh).
 mod decode;
 mod frame;
+mod timeout;
 mod uirr;

@@ -26,6 +26,8 @@ const UPID_NV_SHIFT: u32 = 16;
 const UPID_NDST_SHIFT: u32 = 32;
 /// The bits of NDST.
 const UPID_NDST_MASK: u64 = 0xffff_ffff << UPID_NDST_SHIFT;
+/// The bits of NV.
+const UPID_NV_MASK: u64 = 0xff << UPID_NV_SHIFT;
 
 /// A notification a post made due: send vector `nv` to the CPU `ndst`.
 pub(crate) struct Notification {
@@ -109,19 +111,41 @@ impl Upid {
 
     /// The receiver runs on the CPU `ndst`: notify it there from now on.
     pub(crate) fn run_on(&self, ndst: u32) {
-        let mut control = self.control.load(Ordering::SeqCst);
-        loop {
-            let new =
-                (control & !(UPID_NDST_MASK | UPID_SN)) | (u64::from(ndst) << UPID_NDST_SHIFT);
-            match self.control.compare_exchange_weak(
-                control,
-                new,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return,
-                Err(now) => control = now,
-            }
-        }
+        self.update(|control| {
+            (control & !(UPID_NDST_MASK | UPID_SN)) | (u64::from(ndst) << UPID_NDST_SHIFT)
+        });
+    }
+
+    /// Notify vector `nv` at the CPU `ndst` from now on, with no
+    /// notification outstanding: a blocked receiver switches to the kernel
+    /// vector, and back when it runs again.  The caller then looks at the
+    /// posted requests itself: a post before this is seen there, a post
+    /// after it notifies `nv` at `ndst` (ON is clear, so an older
+    /// notification still in flight to the old vector cannot swallow it).
+    pub(crate) fn redirect(&self, ndst: u32, nv: u8) {
+        self.update(|control| {
+            (control & !(UPID_NDST_MASK | UPID_NV_MASK | UPID_SN | UPID_ON))
+                | (u64::from(ndst) << UPID_NDST_SHIFT)
+                | (u64::from(nv) << UPID_NV_SHIFT)
+        });
+    }
+
+    /// Whether a notification is outstanding (ON).
+    pub(crate) fn is_notified(&self) -> bool {
+        self.control.load(Ordering::SeqCst) & UPID_ON != 0
+    }
+
+    /// Whether requests are posted and not yet taken.
+    pub(crate) fn has_posted(&self) -> bool {
+        self.pir.load(Ordering::SeqCst) != 0
+    }
+
+    /// Replaces the control word by `change(old)`, atomically: ON may be
+    /// set by a sender at any moment.
+    fn update(&self, change: impl Fn(u64) -> u64) {
+        // The closure never refuses, so neither does the update.
+        let _ = self
+            .control
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some(change(old)));
     }
 }

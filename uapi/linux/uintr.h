@@ -23,4 +23,12 @@
 /* Sender connections (UITT entries) per sending thread. */
 #define UINTR_MAX_UITT_ENTRIES		256
 
+/*
+ * uintr_wait(flags, timeout) flags.  UINTR_WAIT_TIMEOUT: the second
+ * argument points to a relative timeout, a struct __kernel_timespec
+ * (<linux/time_types.h>); the call fails with ETIMEDOUT when it expires.
+ * Without it the second argument is ignored, as in the one-argument call.
+ */
+#define UINTR_WAIT_TIMEOUT		0x1U
+
 #endif /* _UAPI_LINUX_UINTR_H */

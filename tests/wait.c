@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uintr_wait(): a receiver sleeps until a user interrupt is pending, its
+ * handler runs, and the call returns EINTR.  Woken by a thread and by
+ * another process, never lost when the sender races the sleep, ended by a
+ * signal or by its timeout, and torn down cleanly when the receiver dies
+ * asleep while senders keep sending.
+ */
+#include "uintr_test.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+
+/* Tests that need more than the harness's default 30 s under TCG. */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+static atomic_long handled;
+static volatile long last_vector = -1;
+
+static UINTR_HANDLER(count)
+{
+	last_vector = vector;
+	handled++;
+}
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static long wait_for(long long ns)
+{
+	struct __kernel_timespec t = {
+		.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL,
+	};
+
+	return UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t));
+}
+
+/* Registers `count` with UIF set and returns a uintr_fd for `vector`. */
+static int receiver_setup(struct __test_metadata *_metadata, int vector)
+{
+	int fd;
+
+	handled = 0;
+	last_vector = -1;
+	if (uintr_register_handler(count, 0)) {
+		TH_LOG("register_handler: %s", strerror(errno));
+		return -1;
+	}
+	fd = uintr_create_fd(vector, 0);
+	_stui();
+	return fd;
+}
+
+TEST(needs_a_handler)
+{
+	EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_wait(0, NULL)));
+	EXPECT_EQ(-EOPNOTSUPP, wait_for(1000));
+}
+
+TEST(unknown_flags_are_einval)
+{
+	ASSERT_GE(receiver_setup(_metadata, 1), 0);
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(2, NULL)));
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(~0u, NULL)));
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(0x80000000u, NULL)));
+}
+
+TEST(bad_timeouts)
+{
+	struct __kernel_timespec t;
+
+	ASSERT_GE(receiver_setup(_metadata, 1), 0);
+	EXPECT_EQ(-EFAULT, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, NULL)));
+	EXPECT_EQ(-EFAULT, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT,
+						(void *)0xffffffff81000000ull)));
+	EXPECT_EQ(-EFAULT, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT,
+						(void *)0x8000000000000000ull)));
+	t = (struct __kernel_timespec){ .tv_sec = -1 };
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
+	t = (struct __kernel_timespec){ .tv_nsec = 1000000000 };
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
+	t = (struct __kernel_timespec){ .tv_nsec = -1 };
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
+	EXPECT_EQ(0, handled);
+}
+
+TEST(timeout_expires)
+{
+	long long start;
+
+	ASSERT_GE(receiver_setup(_metadata, 1), 0);
+	start = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, wait_for(50000000));
+	EXPECT_GE(now_ns() - start, 50000000);
+	start = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, wait_for(0));
+	EXPECT_EQ(0, handled);
+}
+
+TEST(pending_before_the_call_returns_at_once)
+{
+	int fd = receiver_setup(_metadata, 9);
+	long idx;
+
+	ASSERT_GE(fd, 0);
+	idx = uintr_register_sender(fd, 0);
+	ASSERT_EQ(0, idx);
+	_clui();
+	_senduipi(idx);
+	/* Recognized, not delivered (UIF = 0): the wait must not sleep. */
+	EXPECT_EQ(-EINTR, wait_for(5000000000LL));
+	EXPECT_EQ(0, handled);
+	_stui();
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(9, last_vector);
+}
+
+struct sender_args {
+	int fd;
+	long long delay_ns;
+	int sends;
+};
+
+static void *delayed_sender(void *p)
+{
+	struct sender_args *a = p;
+	long idx = uintr_register_sender(a->fd, 0);
+	struct timespec d = {
+		.tv_sec = a->delay_ns / 1000000000LL,
+		.tv_nsec = a->delay_ns % 1000000000LL,
+	};
+
+	if (idx < 0)
+		return (void *)1;
+	nanosleep(&d, NULL);
+	for (int i = 0; i < a->sends; i++)
+		_senduipi(idx);
+	return NULL;
+}
+
+TEST(woken_by_a_thread)
+{
+	struct sender_args a = { .delay_ns = 50000000, .sends = 1 };
+	pthread_t t;
+	void *ret;
+	long long start;
+
+	a.fd = receiver_setup(_metadata, 33);
+	ASSERT_GE(a.fd, 0);
+	start = now_ns();
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_sender, &a));
+	/* The handler runs before the call returns to its caller. */
+	EXPECT_EQ(-EINTR, wait_for(10000000000LL));
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(33, last_vector);
+	EXPECT_GE(now_ns() - start, 50000000);
+	pthread_join(t, &ret);
+	EXPECT_EQ(NULL, ret);
+}
+
+/* A huge timeout saturates instead of overflowing into the past. */
+TEST(huge_timeout_does_not_expire)
+{
+	struct __kernel_timespec t = { .tv_sec = 0x7fffffffffffffffll };
+	struct sender_args a = { .delay_ns = 50000000, .sends = 1 };
+	pthread_t th;
+
+	a.fd = receiver_setup(_metadata, 2);
+	ASSERT_GE(a.fd, 0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, delayed_sender, &a));
+	EXPECT_EQ(-EINTR, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
+	EXPECT_EQ(1, handled);
+	pthread_join(th, NULL);
+}
+
+TEST(woken_by_a_thread_without_timeout)
+{
+	struct sender_args a = { .delay_ns = 20000000, .sends = 3 };
+	pthread_t t;
+
+	a.fd = receiver_setup(_metadata, 4);
+	ASSERT_GE(a.fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_sender, &a));
+	EXPECT_EQ(-EINTR, UINTR_RET(uintr_wait(0, NULL)));
+	EXPECT_GE(handled, 1);
+	pthread_join(t, NULL);
+}
+
+TEST(woken_by_another_process)
+{
+	int fd = receiver_setup(_metadata, 60);
+	int status;
+	pid_t pid;
+
+	ASSERT_GE(fd, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		/* The fd is inherited; the uintr state is not. */
+		long idx = uintr_register_sender(fd, 0);
+
+		if (idx < 0)
+			_exit(1);
+		usleep(50000);
+		_senduipi(idx);
+		_exit(0);
+	}
+	EXPECT_EQ(-EINTR, wait_for(10000000000LL));
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(60, last_vector);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void on_usr1(int sig) { (void)sig; }
+
+struct waiter_result {
+	long ret;
+	long long elapsed;
+};
+
+static void *waiting_receiver(void *p)
+{
+	struct waiter_result *r = p;
+	long long start = now_ns();
+
+	if (uintr_register_handler(count, 0)) {
+		r->ret = -1000;
+		return NULL;
+	}
+	_stui();
+	r->ret = wait_for(20000000000LL);
+	r->elapsed = now_ns() - start;
+	uintr_unregister_handler(0);
+	return NULL;
+}
+
+TEST(a_signal_ends_the_wait)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct waiter_result r = { 0 };
+	pthread_t t;
+
+	handled = 0;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, waiting_receiver, &r));
+	usleep(100000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	EXPECT_EQ(-EINTR, r.ret);
+	EXPECT_LT(r.elapsed, 10000000000LL);
+	EXPECT_EQ(0, handled);
+}
+
+static int proc_interrupts_total(const char *name)
+{
+	static char buf[65536];
+	char *line;
+	int total = 0;
+
+	if (uintr_read_file("/proc/interrupts", buf, sizeof(buf)))
+		return -1;
+	line = strstr(buf, name);
+	if (!line)
+		return -1;
+	line += strlen(name);
+	for (;;) {
+		char *end;
+		long v = strtol(line, &end, 10);
+
+		if (end == line)
+			break;
+		total += v;
+		line = end;
+	}
+	return total;
+}
+
+TEST(kernel_vector_is_counted)
+{
+	struct sender_args a = { .delay_ns = 50000000, .sends = 1 };
+	int before = proc_interrupts_total("UIK:");
+	pthread_t t;
+
+	ASSERT_GE(before, 0);
+	a.fd = receiver_setup(_metadata, 1);
+	ASSERT_GE(a.fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_sender, &a));
+	EXPECT_EQ(-EINTR, wait_for(10000000000LL));
+	pthread_join(t, NULL);
+	EXPECT_GT(proc_interrupts_total("UIK:"), before);
+}
+
+/*
+ * The lost-wakeup hunt: each round the sender fires as soon as the
+ * receiver announces it is about to wait, so the post lands anywhere
+ * between the receiver's last look and its sleep.  Every round must end
+ * with EINTR, never with the (generous) timeout, and the handler run.
+ * The receiver masks user interrupts (CLUI) around the announcement and
+ * the wait, as a program must: with UIF set, a post that arrives before
+ * the call is delivered before it, and the call then waits for the next.
+ */
+#define RACE_ROUNDS 100000
+
+static atomic_long race_round, race_sent;
+static int race_fd;
+
+static void *race_sender(void *unused)
+{
+	long idx = uintr_register_sender(race_fd, 0);
+
+	if (idx < 0)
+		return (void *)1;
+	for (long round = 1; round <= RACE_ROUNDS; round++) {
+		while (atomic_load(&race_round) < round)
+			;
+		_senduipi(idx);
+		race_sent = round;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(slow, sender_races_the_sleep, 600)
+{
+	long timeouts = 0, other = 0, undelivered = 0;
+	long long start = now_ns();
+	pthread_t t;
+
+	race_round = 0;
+	race_sent = 0;
+	race_fd = receiver_setup(_metadata, 17);
+	ASSERT_GE(race_fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, race_sender, NULL));
+	for (long round = 1; round <= RACE_ROUNDS; round++) {
+		long ret;
+
+		_clui();
+		race_round = round;
+		ret = wait_for(5000000000LL);
+		_stui();
+		if (ret == -ETIMEDOUT)
+			timeouts++;
+		else if (ret != -EINTR)
+			other++;
+		/* EINTR: pending, so STUI delivered this round's request. */
+		if (handled != round) {
+			undelivered++;
+			handled = round;
+		}
+	}
+	pthread_join(t, NULL);
+	printf("# %d rounds in %lld ms\n", RACE_ROUNDS, (now_ns() - start) / 1000000);
+	EXPECT_EQ(0, timeouts);
+	EXPECT_EQ(0, other);
+	EXPECT_EQ(0, undelivered);
+	EXPECT_EQ(RACE_ROUNDS, handled);
+}
+
+/*
+ * The receiver dies asleep (SIGKILL) while a sender keeps sending: the
+ * sends stay harmless, and once the fd is closed nothing is left alive.
+ */
+TEST_F_TIMEOUT(slow, receiver_killed_while_waiting_and_senders_send, 120)
+{
+	struct uintr_stats before, after;
+	int sv[2], fd, status;
+	long idx;
+	pid_t pid;
+
+	ASSERT_EQ(0, uintr_read_stats(&before));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(sv[0]);
+		fd = receiver_setup(_metadata, 5);
+		if (fd < 0 || uintr_send_fd(sv[1], fd))
+			_exit(1);
+		close(fd);
+		for (;;)
+			uintr_wait(0, NULL);
+	}
+	close(sv[1]);
+	fd = uintr_recv_fd(sv[0]);
+	ASSERT_GE(fd, 0);
+	idx = uintr_register_sender(fd, 0);
+	ASSERT_GE(idx, 0);
+	for (int i = 0; i < 20000; i++) {
+		_senduipi(idx);
+		if (i == 10000)
+			kill(pid, SIGKILL);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	for (int i = 0; i < 1000; i++)
+		_senduipi(idx);
+	EXPECT_EQ(0, uintr_unregister_sender(fd, 0));
+	close(fd);
+	close(sv[0]);
+	ASSERT_EQ(0, uintr_read_stats(&after));
+	uintr_stats_print("before", &before);
+	uintr_stats_print("after", &after);
+	/* This thread stays a sender (with an empty UITT) until it exits. */
+	EXPECT_EQ(before.receivers, after.receivers);
+	EXPECT_EQ(before.upids, after.upids);
+	EXPECT_EQ(before.fds, after.fds);
+	EXPECT_EQ(before.connections, after.connections);
+}
+
+TEST_HARNESS_MAIN
