@@ -3,8 +3,9 @@
 # rust/uintr/ with a `#[cfg(test)]` module is compiled on its own as a test
 # crate (rustc --test, kernel lints as errors) and run; results are written
 # as TAP to <outdir>/host-<module>.tap for scripts/harness.py.  Also checks
-# that the crate is rustfmt-clean (kernel .rustfmt.toml) and that every
-# patch of the series passes checkpatch.pl.
+# that the crate is rustfmt-clean (kernel .rustfmt.toml), that every patch
+# of the series passes checkpatch.pl and that the man pages render without
+# a groff warning.
 # usage: host-tests.sh <outdir>
 set -uo pipefail
 
@@ -85,4 +86,22 @@ else
 	} > "$cp_tap"
 	grep -q '^not ok' "$cp_tap" && status=1
 fi
+# Man pages: groff with every warning enabled must have nothing to say.
+man_tap=$out/host-man.tap
+n=0
+{
+	for page in "$top"/man/man*/*.[0-9]; do
+		[ -e "$page" ] || continue
+		n=$((n + 1))
+		name=${page#"$top"/}
+		if report=$(groff -man -ww -z "$page" 2>&1) && [ -z "$report" ]; then
+			echo "ok $n $name renders without warnings"
+		else
+			echo "not ok $n $name renders without warnings"
+			printf '%s\n' "$report" | sed 's/^/# /'
+		fi
+	done
+	echo "1..$n"
+} > "$man_tap"
+grep -q '^not ok' "$man_tap" && status=1
 exit $status
