@@ -15,6 +15,7 @@ use kernel::prelude::*;
 
 use crate::frame;
 use crate::regs::UserRegs;
+use crate::restart::{self, Fate};
 use crate::thread::ThreadState;
 use crate::uirr;
 use crate::user;
@@ -27,6 +28,20 @@ pub(crate) enum Recognition {
     Nothing,
     /// Requests are pending: deliver on the way to user mode.
     Pending,
+    /// Requests are pending and the handler can run (UIF set) for a
+    /// receiver whose sleeps they interrupt: deliver, and interrupt the
+    /// sleep the thread may be about to enter, as a signal would.
+    PendingInterruptSleep,
+}
+
+impl Recognition {
+    /// Whether a request is pending.
+    pub(crate) fn is_pending(&self) -> bool {
+        matches!(
+            self,
+            Recognition::Pending | Recognition::PendingInterruptSleep
+        )
+    }
 }
 
 /// Moves what was posted to the thread's UPID into its UIRR; tells
@@ -37,10 +52,12 @@ pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
     };
     let posted = receiver.upid().take_posted();
     let uirr = thread.uirr().fetch_or(posted, Ordering::AcqRel) | posted;
-    if uirr != 0 {
-        Recognition::Pending
-    } else {
+    if uirr == 0 {
         Recognition::Nothing
+    } else if receiver.flags().interrupt_sleep && thread.uif() {
+        Recognition::PendingInterruptSleep
+    } else {
+        Recognition::Pending
     }
 }
 
@@ -55,13 +72,26 @@ pub(crate) fn recognize(thread: &ThreadState<'_>) -> Recognition {
     }
 }
 
-/// The receiver leaves its CPU: posts must not notify it there, unless it
-/// sleeps in uintr_wait(), where posts must notify the kernel vector.
-pub(crate) fn switch_out(thread: &ThreadState<'_>) {
-    if let Some(receiver) = thread.receiver() {
-        if !receiver.is_waiting() {
-            receiver.upid().suppress();
-        }
+/// The receiver leaves the CPU `cpu` (`ndst`), for an interruptible sleep
+/// if `interruptible`.  Posts must not notify it there, except:
+/// - in uintr_wait(), where they notify the kernel vector already;
+/// - in an interruptible sleep with UIF set, if it asked for its sleeps
+///   to be interrupted: then they notify the kernel vector (see
+///   [`Receiver::arm`]).
+///
+/// [`Receiver::arm`]: crate::receiver::Receiver::arm
+pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interruptible: bool) {
+    let Some(receiver) = thread.receiver() else {
+        return;
+    };
+    if receiver.is_waiting() {
+        return;
+    }
+    let armed = interruptible
+        && thread.uif()
+        && receiver.arm(cpu, ndst, thread.uirr().load(Ordering::Acquire) != 0);
+    if !armed {
+        receiver.upid().suppress();
     }
 }
 
@@ -75,8 +105,10 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
     if receiver.is_waiting() {
         return false;
     }
-    receiver.upid().run_on(ndst);
-    matches!(pick_up(thread), Recognition::Pending)
+    if !receiver.disarm(ndst) {
+        receiver.upid().run_on(ndst);
+    }
+    pick_up(thread).is_pending()
 }
 
 /// Delivers the highest pending vector if UIF allows: pushes the frame
@@ -110,3 +142,36 @@ pub(crate) fn deliver(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Resu
     regs.set_ip(receiver.handler());
     Ok(())
 }
+
+/// The thread returns from a system call that a signal-like wakeup ended
+/// (before any delivery).  If the handler is about to run for a receiver
+/// whose sleeps it interrupts, settles the call as a signal handler
+/// would: fails it with EINTR or restarts it; returns whether it did (if
+/// not, the kernel's default restart applies).
+pub(crate) fn settle_interrupted_syscall(
+    thread: &ThreadState<'_>,
+    regs: &mut UserRegs<'_>,
+) -> bool {
+    let Some(receiver) = thread.receiver() else {
+        return false;
+    };
+    let flags = receiver.flags();
+    if !flags.interrupt_sleep || !thread.uif() || thread.uirr().load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    // The return value is a negative errno or a result: the cast
+    // reinterprets the register.
+    match restart::fate(regs.ax() as i64, flags.restart) {
+        Fate::Eintr => regs.set_ax(EINTR.to_errno() as i64 as u64),
+        Fate::Restart => {
+            // Enter the call again: its number, and back over SYSCALL.
+            regs.set_ax(regs.orig_ax());
+            regs.set_ip(regs.ip().wrapping_sub(SYSCALL_INSN_LEN));
+        }
+        Fate::Keep => {}
+    }
+    true
+}
+
+/// The length of the SYSCALL instruction (0f 05).
+const SYSCALL_INSN_LEN: u64 = 2;

@@ -18,7 +18,7 @@ use crate::regs::UserRegs;
 use crate::stats;
 use crate::syscalls;
 use crate::thread::ThreadState;
-use crate::wait;
+use crate::waitlist;
 
 /// A syscall result as the C entry returns it.
 fn syscall_return(result: Result<usize>) -> c_long {
@@ -58,8 +58,8 @@ pub unsafe extern "C" fn uintr_rust_parse_mode(param: *const c_char) -> c_int {
 #[no_mangle]
 pub extern "C" fn uintr_rust_init(cpu_has_uintr: bool) -> c_int {
     let mode = mode::select(cpu_has_uintr);
-    if let Err(err) = wait::init() {
-        pr_err!("no memory for the wait lists: uintr_wait() unavailable\n");
+    if let Err(err) = waitlist::init() {
+        pr_err!("no memory for the wait lists: no sleeping receivers\n");
         return err.to_errno();
     }
     pr_info!(
@@ -151,7 +151,8 @@ pub unsafe extern "C" fn uintr_rust_deliver(
 /// The notification vector arrived: recognize the current task's posts.
 ///
 /// Returns -1 if the task is no receiver (spurious), 0 if nothing is
-/// pending, 1 if a delivery is due.
+/// pending, 1 if a delivery is due, 2 if a delivery is due and the task's
+/// interruptible sleeps are to be interrupted, as by a signal.
 ///
 /// # Safety
 ///
@@ -164,6 +165,7 @@ pub unsafe extern "C" fn uintr_rust_recognize(ut: *mut bindings::uintr_thread) -
         Recognition::NotReceiver => -1,
         Recognition::Nothing => 0,
         Recognition::Pending => 1,
+        Recognition::PendingInterruptSleep => 2,
     }
 }
 
@@ -172,19 +174,27 @@ pub unsafe extern "C" fn uintr_rust_recognize(ut: *mut bindings::uintr_thread) -
 #[no_mangle]
 pub extern "C" fn uintr_rust_kernel_wakeup(cpu: c_uint) {
     // A CPU number fits in usize.
-    wait::wake_posted(cpu as usize);
+    waitlist::wake_posted(cpu as usize);
 }
 
-/// A receiver leaves its CPU.
+/// A receiver leaves the CPU `cpu` (`ndst`), for an interruptible sleep
+/// if `interruptible`.
 ///
 /// # Safety
 ///
 /// `ut` is the `thread.uintr` of the task being switched out; called from
 /// the context switch, interrupts disabled.
 #[no_mangle]
-pub unsafe extern "C" fn uintr_rust_switch_out(ut: *mut bindings::uintr_thread) {
+pub unsafe extern "C" fn uintr_rust_switch_out(
+    ut: *mut bindings::uintr_thread,
+    cpu: c_uint,
+    ndst: u32,
+    interruptible: bool,
+) {
     // SAFETY: by the caller's promise.
-    delivery::switch_out(&unsafe { ThreadState::from_raw(ut) });
+    let thread = unsafe { ThreadState::from_raw(ut) };
+    // A CPU number fits in usize.
+    delivery::switch_out(&thread, cpu as usize, ndst, interruptible);
 }
 
 /// A receiver arrives on the CPU `ndst`; returns whether a delivery is due.
@@ -197,6 +207,25 @@ pub unsafe extern "C" fn uintr_rust_switch_out(ut: *mut bindings::uintr_thread) 
 pub unsafe extern "C" fn uintr_rust_switch_in(ut: *mut bindings::uintr_thread, ndst: u32) -> bool {
     // SAFETY: by the caller's promise.
     delivery::switch_in(&unsafe { ThreadState::from_raw(ut) }, ndst)
+}
+
+/// A system call of a receiver returns after a signal-like wakeup and no
+/// signal handler runs: settle it as the user interrupt handler about to
+/// run says.  Returns whether it did (else the default restart applies).
+///
+/// # Safety
+///
+/// `ut` is the current task's `thread.uintr` and `regs` its saved user
+/// registers, on the way out of a system call.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_restart_syscall(
+    ut: *mut bindings::uintr_thread,
+    regs: *mut bindings::pt_regs,
+) -> bool {
+    // SAFETY: the current task's state and registers, by the caller's
+    // promise.
+    let (thread, mut regs) = unsafe { (ThreadState::from_raw(ut), UserRegs::from_raw(regs)) };
+    delivery::settle_interrupted_syscall(&thread, &mut regs)
 }
 
 /// Generates the trampoline of one system call: `ut` is the calling

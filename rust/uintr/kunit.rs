@@ -13,7 +13,7 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::errno;
-use crate::receiver::Receiver;
+use crate::receiver::{HandlerFlags, Receiver};
 use crate::sender::Sender;
 use crate::stats::{self, Snapshot};
 use crate::uintr_fd::UintrFd;
@@ -37,7 +37,7 @@ fn alloc<T>(result: Result<T>) -> core::result::Result<T, &'static str> {
 
 /// A receiver for tests (any user address will do as handler).
 fn receiver() -> core::result::Result<Arc<Receiver>, &'static str> {
-    alloc(Receiver::new(0x1000, 0))
+    alloc(Receiver::new(0x1000, 0, HandlerFlags::default()))
 }
 
 /// The counters as they should read: `base` plus the given deltas.

@@ -8,15 +8,17 @@
 //! for it holds one, so the fds outlive an unregistered or exited receiver
 //! (they then refuse new senders with `ESHUTDOWN`).
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use kernel::bindings;
+use kernel::new_spinlock;
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{Arc, SpinLock};
 
-use crate::glue::CpuPin;
+use crate::glue::{self, CpuPin, IrqsOff};
 
 use crate::stats::{self, Live};
 use crate::upid::Upid;
+use crate::waitlist::{self, Waiter, Wake};
 
 /// Vectors per receiver: 0 (lowest priority) to 63 (highest).
 pub(crate) const VECTORS: u64 = 64;
@@ -28,10 +30,28 @@ const STACK_ADJUST: u64 = 128;
 /// The notification vector of every receiver's UPID (UINV).
 const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
 
-/// The vector a blocked receiver's UPID notifies instead: the kernel's.
+/// The vector a sleeping receiver's UPID notifies instead: the kernel's.
 const KERNEL_VECTOR: u8 = bindings::UINTR_KERNEL_VECTOR as u8;
 
+/// What the receiving thread does, as far as its UPID is concerned.
+const RUNNING: u8 = 0;
+/// In uintr_wait(): notifications go to the kernel vector.
+const WAITING: u8 = 1;
+/// Asleep in another system call, with its sleeps to be interrupted:
+/// notifications go to the kernel vector.
+const ARMED: u8 = 2;
+
+/// The handler flags the receiver registered with.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HandlerFlags {
+    /// A user interrupt interrupts the thread's interruptible sleeps.
+    pub(crate) interrupt_sleep: bool,
+    /// ... and the calls that SA_RESTART restarts are restarted.
+    pub(crate) restart: bool,
+}
+
 /// A registered receiver.
+#[pin_data]
 pub(crate) struct Receiver {
     /// Where senders post.
     upid: Arc<Upid>,
@@ -39,34 +59,47 @@ pub(crate) struct Receiver {
     handler: u64,
     /// The receiving thread's id, for fdinfo.
     tid: i32,
+    /// How the handler was registered.
+    flags: HandlerFlags,
     /// Vectors claimed by a uintr_fd (bit n: vector n).
     vectors: AtomicU64,
     /// False once the thread unregistered or exited.
     active: AtomicBool,
-    /// The thread sleeps in uintr_wait(): its UPID notifies the kernel
-    /// vector at the CPU of its wait list, whatever CPU it runs on.  Only
-    /// the thread itself changes this (and reads it, in its own context
-    /// switches and interrupts).
-    waiting: AtomicBool,
+    /// RUNNING, WAITING or ARMED.  Only the thread itself changes it, in
+    /// its system calls and its own context switches.
+    state: AtomicU8,
+    /// With `interrupt_sleep`: the entry that puts the thread on a wait
+    /// list while it sleeps (it holds the task, so it goes at shutdown).
+    /// Locked with interrupts off: it is used from context switches.
+    #[pin]
+    sleeper: SpinLock<Option<Arc<Waiter>>>,
     /// Counts this receiver in [`stats::RECEIVERS`].
     _live: Live,
 }
 
 impl Receiver {
-    /// A new, active receiver with its own UPID.
-    pub(crate) fn new(handler: u64, tid: i32) -> Result<Arc<Self>> {
-        Ok(Arc::new(
-            Receiver {
-                upid: Upid::new(NOTIFICATION_VECTOR)?,
+    /// A new, active receiver with its own UPID, for the current thread.
+    pub(crate) fn new(handler: u64, tid: i32, flags: HandlerFlags) -> Result<Arc<Self>> {
+        let upid = Upid::new(NOTIFICATION_VECTOR)?;
+        let sleeper_entry = if flags.interrupt_sleep {
+            Some(Waiter::new(&upid, Wake::InterruptSleep)?)
+        } else {
+            None
+        };
+        Arc::pin_init(
+            pin_init!(Receiver {
+                upid,
                 handler,
                 tid,
+                flags,
                 vectors: AtomicU64::new(0),
                 active: AtomicBool::new(true),
-                waiting: AtomicBool::new(false),
+                state: AtomicU8::new(RUNNING),
+                sleeper <- new_spinlock!(sleeper_entry, "uintr_receiver_sleeper"),
                 _live: Live::new(&stats::RECEIVERS),
-            },
+            }),
             GFP_KERNEL,
-        )?)
+        )
     }
 
     /// The receiver's UPID.
@@ -77,6 +110,11 @@ impl Receiver {
     /// The handler's user address.
     pub(crate) fn handler(&self) -> u64 {
         self.handler
+    }
+
+    /// How the handler was registered.
+    pub(crate) fn flags(&self) -> HandlerFlags {
+        self.flags
     }
 
     /// The stack adjustment of the delivery frame (STACKADJUST).
@@ -91,10 +129,10 @@ impl Receiver {
         self.upid.run_on(cpu.ndst());
     }
 
-    /// The thread, pinned to the CPU `ndst`, is about to sleep: notify
-    /// the kernel vector there until `unblock`.
+    /// The thread, pinned to the CPU `ndst`, is about to sleep in
+    /// uintr_wait(): notify the kernel vector there until `unblock`.
     pub(crate) fn block(&self, ndst: u32) {
-        self.waiting.store(true, Ordering::Relaxed);
+        self.state.store(WAITING, Ordering::Relaxed);
         self.upid.redirect(ndst, KERNEL_VECTOR);
     }
 
@@ -102,12 +140,54 @@ impl Receiver {
     /// vector here (the caller then picks up what was posted).
     pub(crate) fn unblock(&self, ndst: u32) {
         self.upid.redirect(ndst, NOTIFICATION_VECTOR);
-        self.waiting.store(false, Ordering::Relaxed);
+        self.state.store(RUNNING, Ordering::Relaxed);
     }
 
-    /// Whether the thread is between `block` and `unblock`.
+    /// Whether the thread is in uintr_wait(), between `block` and
+    /// `unblock`.
     pub(crate) fn is_waiting(&self) -> bool {
-        self.waiting.load(Ordering::Relaxed)
+        self.state.load(Ordering::Relaxed) == WAITING
+    }
+
+    /// The thread leaves the CPU `cpu` (`ndst`) for an interruptible sleep
+    /// with user interrupts enabled; `due` says one is pending already.
+    /// If it asked for such sleeps to be interrupted, puts it on the CPU's
+    /// wait list and points the UPID at the kernel vector there; returns
+    /// whether it did.  Called from the context switch.
+    pub(crate) fn arm(&self, cpu: usize, ndst: u32, due: bool) -> bool {
+        if self.state.load(Ordering::Relaxed) != RUNNING {
+            return false;
+        }
+        let sleeper = self.sleeper.lock();
+        let Some(waiter) = sleeper.as_ref() else {
+            return false;
+        };
+        if !waitlist::enqueue(cpu, waiter, due) {
+            return false;
+        }
+        self.state.store(ARMED, Ordering::Relaxed);
+        self.upid.redirect(ndst, KERNEL_VECTOR);
+        // Posted before the redirect (or pending already): no
+        // notification will come, so send one; its handler runs once this
+        // CPU has finished the switch.
+        if due || self.upid.has_posted() {
+            glue::send_notification(ndst, KERNEL_VECTOR);
+        }
+        true
+    }
+
+    /// The thread runs again on the CPU `ndst`: if `arm` put it on a wait
+    /// list, takes it off and notifies the user vector here; returns
+    /// whether it did.  Called from the context switch.
+    pub(crate) fn disarm(&self, ndst: u32) -> bool {
+        if self.state.load(Ordering::Relaxed) != ARMED {
+            return false;
+        }
+        if let Some(waiter) = self.sleeper.lock().as_ref() {
+            waitlist::dequeue(waiter);
+        }
+        self.unblock(ndst);
+        true
     }
 
     /// The receiving thread's id.
@@ -139,5 +219,11 @@ impl Receiver {
     pub(crate) fn shutdown(&self) {
         self.active.store(false, Ordering::Release);
         self.upid.suppress();
+        let sleeper = {
+            let _irqs = IrqsOff::new();
+            self.sleeper.lock().take()
+        };
+        // Dropped with interrupts on: it may release the task.
+        drop(sleeper);
     }
 }

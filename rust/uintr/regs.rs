@@ -84,6 +84,21 @@ impl<'a> UserRegs<'a> {
         self.get_mut().flags = unsigned_long(flags);
     }
 
+    /// RAX: a system call's return value on the way out.
+    pub(crate) fn ax(&self) -> u64 {
+        word(self.get().ax)
+    }
+
+    /// Sets RAX.
+    pub(crate) fn set_ax(&mut self, ax: u64) {
+        self.get_mut().ax = unsigned_long(ax);
+    }
+
+    /// The system call number the task entered with (`orig_ax`).
+    pub(crate) fn orig_ax(&self) -> u64 {
+        word(self.get().orig_ax)
+    }
+
     /// General-purpose register `n` in encoding order (RAX = 0 .. R15 = 15).
     pub(crate) fn gpr(&self, n: u8) -> u64 {
         let r = self.get();

@@ -13,13 +13,14 @@ use crate::errno;
 use crate::file;
 use crate::glue;
 use crate::mode::{self, Mode};
-use crate::receiver::{Receiver, VECTORS};
+use crate::receiver::{HandlerFlags, Receiver, VECTORS};
 use crate::sender::Sender;
 use crate::thread::ThreadState;
 use crate::timeout;
 use crate::uintr_fd::UintrFd;
 use crate::user;
 use crate::wait;
+use crate::waitlist;
 
 /// `EOPNOTSUPP` unless User Interrupts run on this boot.
 fn require_enabled() -> Result {
@@ -43,6 +44,23 @@ fn is_user_code_address(address: u64) -> bool {
     address != 0 && address < glue::user_address_limit()
 }
 
+/// The flags uintr_register_handler() knows.
+const HANDLER_FLAGS: u32 =
+    bindings::UINTR_HANDLER_FLAG_INTERRUPT_SLEEP | bindings::UINTR_HANDLER_FLAG_RESTART;
+
+/// uintr_register_handler()'s `flags`; `EINVAL` for an unknown flag, or
+/// for RESTART without INTERRUPT_SLEEP.
+fn handler_flags(flags: u32) -> Result<HandlerFlags> {
+    let parsed = HandlerFlags {
+        interrupt_sleep: flags & bindings::UINTR_HANDLER_FLAG_INTERRUPT_SLEEP != 0,
+        restart: flags & bindings::UINTR_HANDLER_FLAG_RESTART != 0,
+    };
+    if flags & !HANDLER_FLAGS != 0 || (parsed.restart && !parsed.interrupt_sleep) {
+        return Err(EINVAL);
+    }
+    Ok(parsed)
+}
+
 /// uintr_register_handler(handler, flags)
 pub(crate) fn register_handler(
     thread: &ThreadState<'_>,
@@ -50,14 +68,17 @@ pub(crate) fn register_handler(
     flags: u32,
 ) -> Result<usize> {
     require_enabled()?;
-    require_no_flags(flags)?;
+    let flags = handler_flags(flags)?;
     if !is_user_code_address(handler) {
         return Err(EFAULT);
     }
     if thread.receiver().is_some() {
         return Err(EBUSY);
     }
-    let receiver = Receiver::new(handler, current!().pid())?;
+    if flags.interrupt_sleep && !waitlist::available() {
+        return Err(errno::eopnotsupp());
+    }
+    let receiver = Receiver::new(handler, current!().pid(), flags)?;
     // Installed first, so that from here on context switches keep the UPID
     // in step; then pointed at the CPU this thread runs on now.
     thread.set_receiver(receiver.clone());

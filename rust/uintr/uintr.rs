@@ -13,15 +13,17 @@
 //! - [`syscalls`]: the system calls, on top of those;
 //! - [`emulate`] and [`delivery`]: the emulated CPU (the #UD emulator;
 //!   recognition, context switch, delivery), on the pure [`decode`],
-//!   [`frame`] and [`uirr`]; [`wait`]: receivers asleep in uintr_wait(),
-//!   woken through the kernel vector (deadline arithmetic in
-//!   [`timeout`]); [`regs`], [`user`] and [`glue`] are the raw
-//!   access to registers, user memory and the C helpers;
+//!   [`frame`] and [`uirr`]; [`waitlist`]: sleeping receivers per CPU,
+//!   woken through the kernel vector, in uintr_wait() ([`wait`], deadline
+//!   arithmetic in [`timeout`]) or in other calls (their fate in
+//!   [`restart`]); [`regs`], [`user`] and [`glue`] are the raw access to
+//!   registers, user memory and the C helpers;
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
-//! Lock order: a uintr_fd's connection lock, then a sender's table lock.
-//! A CPU's wait list lock is taken alone, with interrupts off.
+//! Lock order: a uintr_fd's connection lock, then a sender's table lock;
+//! (the runqueue lock, then) a receiver's sleeper lock, then a CPU's wait
+//! list lock, both with interrupts off.  Nothing is woken under them.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
@@ -47,10 +49,12 @@ mod uitt;
 mod upid;
 mod user;
 mod wait;
+mod waitlist;
 
 // The pure CPU model: instruction decoder, delivery frame and request
 // register; host-tested (scripts/host-tests.sh).
 mod decode;
 mod frame;
+mod restart;
 mod timeout;
 mod uirr;

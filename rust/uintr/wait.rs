@@ -1,110 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Blocked receivers: uintr_wait().
+//! uintr_wait(): a receiver sleeps until a user interrupt is pending.
 //!
-//! A receiver that sleeps is current nowhere, so the notification vector
-//! cannot find it.  As on the hardware, its UPID is pointed at the kernel
-//! vector instead, at the CPU where it went to sleep, and a [`Waiter`] on
-//! that CPU's wait list names it.  The kernel vector's handler walks the
-//! list of its own CPU only and wakes the waiters whose UPID has something
-//! posted: no global list, no global lock, no scan of other CPUs' waiters.
-//!
-//! No wakeup is lost: the thread marks itself asleep, enqueues, redirects
-//! its UPID (clearing ON), and only then looks at the posted requests.  A
-//! post before the redirect is seen by that look; a post after it finds ON
-//! clear and notifies the kernel vector, whose handler finds the waiter
-//! and wakes it (a wakeup after the mark makes the sleep return at once).
+//! The thread puts a [`Waiter`] on its CPU's wait list (see [`waitlist`])
+//! and points its UPID at the kernel vector there.  No wakeup is lost: the
+//! thread enqueues, redirects its UPID (clearing ON), marks itself asleep,
+//! and only then looks at the posted requests.  A post before the redirect
+//! is seen by that look; a post after it finds ON clear and notifies the
+//! kernel vector, whose handler finds the waiter and wakes it (a wakeup
+//! after the mark makes the sleep return at once).
 
-use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::list::{List, ListArc, ListLinks};
-use kernel::new_spinlock;
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
-use kernel::sync::{Arc, ArcBorrow, SpinLock};
-use kernel::task::Task;
-use kernel::types::ARef;
+use kernel::sync::ArcBorrow;
 
-use crate::delivery::{self, Recognition};
+use crate::delivery;
 use crate::errno;
-use crate::glue::{self, CpuPin, IrqsOff};
+use crate::glue::{self, CpuPin};
 use crate::receiver::Receiver;
 use crate::thread::ThreadState;
-use crate::upid::Upid;
-
-/// One sleeping receiver on a CPU's wait list.
-#[pin_data]
-struct Waiter {
-    #[pin]
-    links: ListLinks,
-    /// The sleeping thread.
-    task: ARef<Task>,
-    /// Its UPID, which the kernel vector's handler looks at.
-    upid: Arc<Upid>,
-}
-
-kernel::list::impl_has_list_links! {
-    impl HasListLinks<0> for Waiter { self.links }
-}
-kernel::list::impl_list_arc_safe! {
-    impl ListArcSafe<0> for Waiter { untracked; }
-}
-kernel::list::impl_list_item! {
-    impl ListItem<0> for Waiter { using ListLinks; }
-}
-
-/// The waiters of one CPU.
-type WaitList = SpinLock<List<Waiter>>;
-
-/// One wait list per possible CPU, allocated at boot and never freed.
-struct WaitLists {
-    lists: KVec<Pin<KBox<WaitList>>>,
-}
-
-/// The wait lists, once `init` ran (NULL before, or if it failed).
-static WAIT_LISTS: AtomicPtr<WaitLists> = AtomicPtr::new(ptr::null_mut());
-
-/// Allocates the wait lists; called once at boot.
-pub(crate) fn init() -> Result {
-    let cpus = glue::possible_cpus();
-    let mut lists = KVec::with_capacity(cpus, GFP_KERNEL)?;
-    for _ in 0..cpus {
-        lists.push(
-            KBox::pin_init(new_spinlock!(List::new(), "uintr_wait_list"), GFP_KERNEL)?,
-            GFP_KERNEL,
-        )?;
-    }
-    let all = KBox::new(WaitLists { lists }, GFP_KERNEL)?;
-    // Leaked on purpose: the lists serve every later boot-time CPU for as
-    // long as the kernel runs.
-    WAIT_LISTS.store(KBox::into_raw(all), Ordering::Release);
-    Ok(())
-}
-
-/// The wait list of `cpu`, if the lists exist.
-fn wait_list(cpu: usize) -> Option<&'static WaitList> {
-    let all = WAIT_LISTS.load(Ordering::Acquire);
-    if all.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, so stored by `init` from a leaked box: valid and
-    // never written again for the rest of the kernel's life.
-    let all: &'static WaitLists = unsafe { &*all };
-    all.lists.get(cpu).map(|list| &**list)
-}
-
-/// The kernel vector arrived on `cpu`: wake its waiters that have
-/// something posted.  Interrupts are disabled.
-pub(crate) fn wake_posted(cpu: usize) {
-    let Some(list) = wait_list(cpu) else {
-        return;
-    };
-    let waiters = list.lock();
-    for waiter in waiters.iter() {
-        if waiter.upid.is_notified() || waiter.upid.has_posted() {
-            waiter.task.wake_up();
-        }
-    }
-}
+use crate::waitlist::{self, Waiter, Wake};
 
 /// Why a wait ended.
 enum Wakeup {
@@ -123,26 +38,14 @@ pub(crate) fn wait(
     receiver: ArcBorrow<'_, Receiver>,
     deadline_ns: Option<i64>,
 ) -> Result<usize> {
-    let waiter = ListArc::pin_init(
-        try_pin_init!(Waiter {
-            links <- ListLinks::new(),
-            task: ARef::from(&*current!()),
-            upid: receiver.upid().clone(),
-        }),
-        GFP_KERNEL,
-    )?;
-    let entry = waiter.clone_arc();
-
-    let list = {
+    let waiter = Waiter::new(receiver.upid(), Wake::Wait)?;
+    {
         let pin = CpuPin::new();
-        let list = wait_list(pin.cpu()).ok_or_else(errno::eopnotsupp)?;
-        {
-            let _irqs = IrqsOff::new();
-            list.lock().push_back(waiter);
+        if !waitlist::enqueue(pin.cpu(), &waiter, false) {
+            return Err(errno::eopnotsupp());
         }
         receiver.block(pin.ndst());
-        list
-    };
+    }
 
     let wakeup = sleep_until_pending(thread, &receiver, deadline_ns);
 
@@ -151,14 +54,9 @@ pub(crate) fn wait(
     let pending = {
         let pin = CpuPin::new();
         receiver.unblock(pin.ndst());
-        matches!(delivery::pick_up(thread), Recognition::Pending)
+        delivery::pick_up(thread).is_pending()
     };
-    {
-        let _irqs = IrqsOff::new();
-        // SAFETY: `entry` was pushed on this list above and on no other
-        // list: a waiter is only ever on the list of the CPU it slept on.
-        drop(unsafe { list.lock().remove(&entry) });
-    }
+    waitlist::dequeue(&waiter);
 
     if pending {
         glue::request_delivery();

@@ -24,6 +24,24 @@
 #define UINTR_MAX_UITT_ENTRIES		256
 
 /*
+ * uintr_register_handler() flags.
+ *
+ * UINTR_HANDLER_FLAG_INTERRUPT_SLEEP: a user interrupt for this thread
+ * interrupts its interruptible sleeps in other system calls (read(2) on a
+ * pipe, nanosleep(2), poll(2), epoll_wait(2), futex(2) waits, ...) the way
+ * a signal with a handler does: the call fails with EINTR after the user
+ * interrupt handler ran.  Only while user interrupts are enabled (UIF
+ * set), as a blocked signal does not interrupt either.  Without it (the
+ * default), the interrupt is delivered when the blocking call returns.
+ *
+ * UINTR_HANDLER_FLAG_RESTART: with INTERRUPT_SLEEP, restart the calls that
+ * SA_RESTART restarts for a signal handler (see signal(7)) instead of
+ * failing them with EINTR.
+ */
+#define UINTR_HANDLER_FLAG_INTERRUPT_SLEEP	0x1U
+#define UINTR_HANDLER_FLAG_RESTART		0x2U
+
+/*
  * uintr_wait(flags, timeout) flags.  UINTR_WAIT_TIMEOUT: the second
  * argument points to a relative timeout, a struct __kernel_timespec
  * (<linux/time_types.h>); the call fails with ETIMEDOUT when it expires.

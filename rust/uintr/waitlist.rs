@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-CPU lists of sleeping receivers, and the kernel vector's handler.
+//!
+//! A receiver that sleeps is current nowhere, so the notification vector
+//! cannot find it.  As on the hardware, its UPID is pointed at the kernel
+//! vector instead, at the CPU where it went to sleep, and a [`Waiter`] on
+//! that CPU's list names it.  The kernel vector's handler walks the list
+//! of its own CPU only and wakes the waiters whose UPID has something
+//! posted: no global list, no global lock, no scan of other CPUs' waiters.
+//!
+//! A list's lock is taken with interrupts off (the handler takes it too),
+//! possibly under the scheduler's runqueue lock (a receiver going to sleep
+//! is enqueued from the context switch); so nothing is woken under it:
+//! the handler takes references to the tasks to wake, drops the lock, then
+//! wakes them.
+
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use kernel::bindings;
+use kernel::list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc};
+use kernel::new_spinlock;
+use kernel::prelude::*;
+use kernel::sync::{Arc, SpinLock};
+use kernel::task::Task;
+use kernel::types::ARef;
+
+use crate::glue::{self, IrqsOff};
+use crate::upid::Upid;
+
+/// How the handler wakes a waiter.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// A plain wakeup: the thread sleeps in uintr_wait().
+    Wait,
+    /// As a signal would (TIF_NOTIFY_SIGNAL and a wakeup): the thread
+    /// sleeps in another system call and asked for such sleeps to be
+    /// interrupted.
+    InterruptSleep,
+}
+
+/// One sleeping receiver on a CPU's wait list.
+#[pin_data]
+pub(crate) struct Waiter {
+    #[pin]
+    links: ListLinks,
+    #[pin]
+    tracker: AtomicTracker,
+    /// The sleeping thread.
+    task: ARef<Task>,
+    /// Its UPID, which the handler looks at.
+    upid: Arc<Upid>,
+    /// How to wake it.
+    wake: Wake,
+    /// Woken since it was enqueued: the handler skips it.
+    woken: AtomicBool,
+    /// A request was pending already when it was enqueued: wake it even
+    /// though nothing is posted.
+    due: AtomicBool,
+    /// The CPU whose list it is on (meaningful while it is on one).
+    cpu: AtomicUsize,
+}
+
+kernel::list::impl_has_list_links! {
+    impl HasListLinks<0> for Waiter { self.links }
+}
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Waiter { tracked_by tracker: AtomicTracker; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Waiter { using ListLinks; }
+}
+
+impl Waiter {
+    /// A waiter for the current task, which receives on `upid`.
+    pub(crate) fn new(upid: &Arc<Upid>, wake: Wake) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Waiter {
+                links <- ListLinks::new(),
+                tracker <- AtomicTracker::new(),
+                task: ARef::from(&*current!()),
+                upid: upid.clone(),
+                wake,
+                woken: AtomicBool::new(false),
+                due: AtomicBool::new(false),
+                cpu: AtomicUsize::new(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Whether the handler should wake it.
+    fn wants_wakeup(&self) -> bool {
+        self.upid.is_notified() || self.upid.has_posted() || self.due.load(Ordering::Relaxed)
+    }
+}
+
+/// The waiters of one CPU.
+type WaitList = SpinLock<List<Waiter>>;
+
+/// One wait list per possible CPU, allocated at boot and never freed.
+struct WaitLists {
+    lists: KVec<Pin<KBox<WaitList>>>,
+}
+
+/// The wait lists, once `init` ran (NULL before, or if it failed).
+static WAIT_LISTS: AtomicPtr<WaitLists> = AtomicPtr::new(ptr::null_mut());
+
+/// Allocates the wait lists; called once at boot.
+pub(crate) fn init() -> Result {
+    let cpus = glue::possible_cpus();
+    let mut lists = KVec::with_capacity(cpus, GFP_KERNEL)?;
+    for _ in 0..cpus {
+        lists.push(
+            KBox::pin_init(new_spinlock!(List::new(), "uintr_wait_list"), GFP_KERNEL)?,
+            GFP_KERNEL,
+        )?;
+    }
+    let all = KBox::new(WaitLists { lists }, GFP_KERNEL)?;
+    // Leaked on purpose: the lists serve for as long as the kernel runs.
+    WAIT_LISTS.store(KBox::into_raw(all), Ordering::Release);
+    Ok(())
+}
+
+/// The wait list of `cpu`, if the lists exist.
+fn wait_list(cpu: usize) -> Option<&'static WaitList> {
+    let all = WAIT_LISTS.load(Ordering::Acquire);
+    if all.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, so stored by `init` from a leaked box: valid and
+    // never written again for the rest of the kernel's life.
+    let all: &'static WaitLists = unsafe { &*all };
+    all.lists.get(cpu).map(|list| &**list)
+}
+
+/// Whether the wait lists exist (they do unless boot ran out of memory).
+pub(crate) fn available() -> bool {
+    wait_list(0).is_some()
+}
+
+/// Puts `waiter` on the list of `cpu`, unless it is on a list already;
+/// `due` says a request is pending already.  Returns whether it was
+/// enqueued.  The caller then redirects the UPID.
+pub(crate) fn enqueue(cpu: usize, waiter: &Arc<Waiter>, due: bool) -> bool {
+    let Some(list) = wait_list(cpu) else {
+        return false;
+    };
+    let Ok(entry) = ListArc::try_from_arc(waiter.clone()) else {
+        return false;
+    };
+    waiter.woken.store(false, Ordering::Relaxed);
+    waiter.due.store(due, Ordering::Relaxed);
+    waiter.cpu.store(cpu, Ordering::Relaxed);
+    let _irqs = IrqsOff::new();
+    list.lock().push_back(entry);
+    true
+}
+
+/// Takes `waiter` off its list, if it is on one.
+pub(crate) fn dequeue(waiter: &Waiter) {
+    let Some(list) = wait_list(waiter.cpu.load(Ordering::Relaxed)) else {
+        return;
+    };
+    let _irqs = IrqsOff::new();
+    // SAFETY: a waiter is only ever put on the list of the CPU that
+    // `enqueue` stored in `waiter.cpu` (and `cpu` changes only while it
+    // is on no list), so it is on this list or on none.
+    drop(unsafe { list.lock().remove(waiter) });
+}
+
+/// The most waiters woken per pass over the list.
+const BATCH: usize = 8;
+
+/// The kernel vector arrived on `cpu` (interrupts are off): wake its
+/// waiters that have something posted, each once.
+pub(crate) fn wake_posted(cpu: usize) {
+    let Some(list) = wait_list(cpu) else {
+        return;
+    };
+    loop {
+        let mut batch: [Option<(ARef<Task>, Wake)>; BATCH] = Default::default();
+        let mut n = 0;
+        for waiter in list.lock().iter() {
+            if waiter.wants_wakeup() && !waiter.woken.swap(true, Ordering::Relaxed) {
+                batch[n] = Some((waiter.task.clone(), waiter.wake));
+                n += 1;
+                if n == BATCH {
+                    break;
+                }
+            }
+        }
+        for (task, wake) in batch.iter().flatten() {
+            match wake {
+                Wake::Wait => task.wake_up(),
+                Wake::InterruptSleep => notify_signal(task),
+            }
+        }
+        if n < BATCH {
+            return;
+        }
+    }
+}
+
+/// Interrupts the interruptible sleep of `task` as a signal would.
+fn notify_signal(task: &Task) {
+    let raw: *const Task = task;
+    // SAFETY: `Task` wraps a `task_struct` transparently, so the pointer
+    // is the task's, valid while the reference lives.
+    unsafe { bindings::uintr_notify_signal(raw.cast_mut().cast()) };
+}
