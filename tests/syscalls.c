@@ -16,8 +16,11 @@
 
 TEST(register_handler_rejects_flags)
 {
-	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_handler(uintr_test_handler(), 1)));
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_handler(uintr_test_handler(), 4)));
 	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_handler(uintr_test_handler(), 1u << 31)));
+	/* RESTART qualifies INTERRUPT_SLEEP; alone it means nothing. */
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_handler(uintr_test_handler(),
+							    UINTR_HANDLER_FLAG_RESTART)));
 }
 
 TEST(register_handler_rejects_bad_addresses)
