@@ -90,6 +90,11 @@ static inline long uintr_register_sender(int fd, unsigned int flags)
 	return syscall(__NR_uintr_register_sender, fd, flags);
 }
 
+static inline long uintr_wait(unsigned int flags, const void *timeout)
+{
+	return syscall(__NR_uintr_wait, flags, timeout);
+}
+
 static inline long uintr_unregister_sender(int fd, unsigned int flags)
 {
 	return syscall(__NR_uintr_unregister_sender, fd, flags);
@@ -417,6 +422,37 @@ static void uintr_spin_pong(struct party *p, long i)
 	_senduipi(p->uitt);
 }
 
+/*
+ * uintr-wait: the waiting party sleeps in uintr_wait() and the kernel
+ * vector wakes it.  UIF is cleared around the look and the wait, so that
+ * a request arriving just before the call stays pending (the call then
+ * returns at once) instead of being handled before it and leaving the
+ * call to sleep until the next one; STUI runs the handler.
+ */
+static void uintr_sleep_await(const struct party *p, unsigned long want)
+{
+	const volatile unsigned long *n = &uintr_hits[uintr_vector[p->me]].n;
+
+	while (*n < want) {
+		_clui();
+		if (*n < want && uintr_wait(0, NULL) < 0 && errno != EINTR)
+			fail_errno("uintr_wait");
+		_stui();
+	}
+}
+
+static void uintr_wait_ping(struct party *p, long i)
+{
+	_senduipi(p->uitt);
+	uintr_sleep_await(p, i + 1);
+}
+
+static void uintr_wait_pong(struct party *p, long i)
+{
+	uintr_sleep_await(p, i + 1);
+	_senduipi(p->uitt);
+}
+
 static void uintr_fini(struct party *p)
 {
 	if (p->peer_ufd >= 0) {
@@ -620,6 +656,12 @@ static const struct mech mechs[] = {
 		.fini = uintr_fini,
 		.what = "SENDUIPI both ways, receiver spinning with UIF=1",
 	}, {
+		.name = "uintr-wait", .flags = MECH_UINTR,
+		.setup = uintr_setup, .init = uintr_spin_init,
+		.ping = uintr_wait_ping, .pong = uintr_wait_pong,
+		.fini = uintr_fini,
+		.what = "SENDUIPI both ways, receiver blocked in uintr_wait()",
+	}, {
 		.name = "eventfd", .msg_len = sizeof(uint64_t),
 		.setup = eventfd_setup,
 		.ping = stream_ping, .pong = stream_pong,
@@ -788,6 +830,7 @@ struct job {
 struct stats {
 	double median, mean;
 	uint64_t min, max, p99;
+	uint64_t pct[101];	/* pct[k]: k-th percentile (nearest rank) */
 };
 
 enum row_status { ROW_OK, ROW_SKIPPED, ROW_FAILED };
@@ -915,6 +958,9 @@ static void compute_stats(uint64_t *s, long n, struct stats *st)
 	st->median = n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
 	st->mean = sum / n;
 	st->p99 = s[(99 * n + 99) / 100 - 1];
+	st->pct[0] = s[0];
+	for (int k = 1; k <= 100; k++)
+		st->pct[k] = s[(k * n + 99) / 100 - 1];
 }
 
 static int write_samples(const char *name, const uint64_t *s, long n)
@@ -1156,9 +1202,13 @@ static void json_row(FILE *f, const struct result *x)
 		fprintf(f, "%.3f", x->ratio);
 	else
 		fprintf(f, "null");
-	fprintf(f, ",\"kind\":\"%s\",\"parties\":\"%s\",\"samples\":%ld}",
+	fprintf(f, ",\"kind\":\"%s\",\"parties\":\"%s\",\"samples\":%ld,"
+		"\"percentiles_ns\":[",
 		x->m->flags & MECH_ONE_WAY ? "send" : "round-trip",
 		x->procs ? "processes" : "threads", opt.iterations);
+	for (int k = 0; k <= 100; k++)
+		fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)x->st.pct[k]);
+	fprintf(f, "]}");
 }
 
 /* Skipped and failed rows, kept out of "rows" so that every row has numbers. */
