@@ -151,6 +151,7 @@ struct party {
 
 #define MECH_UINTR	0x1	/* needs user interrupts */
 #define MECH_ONE_WAY	0x2	/* times one send, not a round trip */
+#define MECH_SLEEPS	0x4	/* uintr: the waiting party blocks in uintr_wait() */
 
 /*
  * A mechanism: setup runs once in the row process before the parties
@@ -401,38 +402,24 @@ static void uintr_spin_init(struct party *p)
 	_stui();
 }
 
-/* Spins in user space with UIF = 1: the handler interrupts the loop. */
+/*
+ * Waits until the handler has counted `want` requests.  uintr-spin spins
+ * in user space with UIF = 1: the handler interrupts the loop.
+ * uintr-wait sleeps in uintr_wait() and the kernel vector wakes it; UIF
+ * is cleared around the look and the wait, so that a request arriving
+ * just before the call stays pending (the call then returns at once)
+ * instead of being handled before it and leaving the call to sleep until
+ * the next one; STUI runs the handler.
+ */
 static void uintr_await(const struct party *p, unsigned long want)
 {
 	const volatile unsigned long *n = &uintr_hits[uintr_vector[p->me]].n;
 
-	while (*n < want)
-		relax(p->r);
-}
-
-static void uintr_spin_ping(struct party *p, long i)
-{
-	_senduipi(p->uitt);
-	uintr_await(p, i + 1);
-}
-
-static void uintr_spin_pong(struct party *p, long i)
-{
-	uintr_await(p, i + 1);
-	_senduipi(p->uitt);
-}
-
-/*
- * uintr-wait: the waiting party sleeps in uintr_wait() and the kernel
- * vector wakes it.  UIF is cleared around the look and the wait, so that
- * a request arriving just before the call stays pending (the call then
- * returns at once) instead of being handled before it and leaving the
- * call to sleep until the next one; STUI runs the handler.
- */
-static void uintr_sleep_await(const struct party *p, unsigned long want)
-{
-	const volatile unsigned long *n = &uintr_hits[uintr_vector[p->me]].n;
-
+	if (!(p->r->m->flags & MECH_SLEEPS)) {
+		while (*n < want)
+			relax(p->r);
+		return;
+	}
 	while (*n < want) {
 		_clui();
 		if (*n < want && uintr_wait(0, NULL) < 0 && errno != EINTR)
@@ -441,15 +428,15 @@ static void uintr_sleep_await(const struct party *p, unsigned long want)
 	}
 }
 
-static void uintr_wait_ping(struct party *p, long i)
+static void uintr_ping(struct party *p, long i)
 {
 	_senduipi(p->uitt);
-	uintr_sleep_await(p, i + 1);
+	uintr_await(p, i + 1);
 }
 
-static void uintr_wait_pong(struct party *p, long i)
+static void uintr_pong(struct party *p, long i)
 {
-	uintr_sleep_await(p, i + 1);
+	uintr_await(p, i + 1);
 	_senduipi(p->uitt);
 }
 
@@ -652,13 +639,13 @@ static const struct mech mechs[] = {
 	{
 		.name = "uintr-spin", .flags = MECH_UINTR,
 		.setup = uintr_setup, .init = uintr_spin_init,
-		.ping = uintr_spin_ping, .pong = uintr_spin_pong,
+		.ping = uintr_ping, .pong = uintr_pong,
 		.fini = uintr_fini,
 		.what = "SENDUIPI both ways, receiver spinning with UIF=1",
 	}, {
-		.name = "uintr-wait", .flags = MECH_UINTR,
+		.name = "uintr-wait", .flags = MECH_UINTR | MECH_SLEEPS,
 		.setup = uintr_setup, .init = uintr_spin_init,
-		.ping = uintr_wait_ping, .pong = uintr_wait_pong,
+		.ping = uintr_ping, .pong = uintr_pong,
 		.fini = uintr_fini,
 		.what = "SENDUIPI both ways, receiver blocked in uintr_wait()",
 	}, {
