@@ -163,10 +163,11 @@ pub(crate) fn dequeue(waiter: &Waiter) {
         return;
     };
     let _irqs = IrqsOff::new();
-    // SAFETY: a waiter is only ever put on the list of the CPU that
-    // `enqueue` stored in `waiter.cpu` (and `cpu` changes only while it
-    // is on no list), so it is on this list or on none.
-    drop(unsafe { list.lock().remove(waiter) });
+    // Only `enqueue` sets `waiter.cpu`, and only while `waiter` is on no
+    // list; it then puts it on that CPU's list.
+    let mut waiters = list.lock();
+    // SAFETY: by the above, `waiter` is on this list or on none.
+    drop(unsafe { waiters.remove(waiter) });
 }
 
 /// The most waiters woken per pass over the list.
