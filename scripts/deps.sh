@@ -9,7 +9,7 @@ pkgs=(
 	clang lld llvm
 	gcc make bc flex bison cpio rsync git kmod
 	libelf-dev libssl-dev dwarves python3
-	qemu-system-x86 busybox-static groff-base gnuplot-nox
+	qemu-system-x86 busybox-static groff-base gnuplot-nox python3-docutils
 )
 
 missing=()

@@ -4,8 +4,9 @@
 # crate (rustc --test, kernel lints as errors) and run; results are written
 # as TAP to <outdir>/host-<module>.tap for scripts/harness.py.  Also checks
 # that the crate is rustfmt-clean (kernel .rustfmt.toml), that every patch
-# of the series passes checkpatch.pl and that the man pages render without
-# a groff warning.
+# of the series passes checkpatch.pl, that the man pages render without
+# a groff warning and that the kernel documentation the series adds
+# (Documentation/**/*.rst) builds without a docutils warning.
 # usage: host-tests.sh <outdir>
 set -uo pipefail
 
@@ -104,4 +105,45 @@ n=0
 	echo "1..$n"
 } > "$man_tap"
 grep -q '^not ok' "$man_tap" && status=1
+
+# Kernel documentation: every .rst file the series creates, as synced into
+# the kernel tree, must build with plain docutils without a warning (so no
+# Sphinx-only roles or directives in them).
+rst_tap=$out/host-rst.tap
+tree=${UINTR_BUILD_DIR:-$top/build}/linux
+docutils_py=
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import docutils' 2> /dev/null; then
+		docutils_py=$py
+		break
+	fi
+done
+mapfile -t rst_files < <(cat "$top"/patches/*.patch 2> /dev/null |
+	sed -n 's|^ create mode [0-7]* \(Documentation/.*\.rst\)$|\1|p' | sort -u)
+if [ ${#rst_files[@]} -eq 0 ]; then
+	printf '1..1\nok 1 rst # SKIP the series adds no .rst file\n' > "$rst_tap"
+elif [ ! -d "$tree" ]; then
+	printf '1..1\nok 1 rst # SKIP no kernel tree\n' > "$rst_tap"
+elif [ -z "$docutils_py" ]; then
+	printf '1..1\nok 1 rst # SKIP no python3 docutils (apt-get install python3-docutils)\n' > "$rst_tap"
+else
+	n=0
+	{
+		for doc in "${rst_files[@]}"; do
+			n=$((n + 1))
+			if [ ! -f "$tree/$doc" ]; then
+				echo "not ok $n $doc builds without docutils warnings"
+				echo "# missing from $tree (tree not synced with patches/?)"
+			elif report=$("$docutils_py" -m docutils --halt=warning --report=warning \
+					"$tree/$doc" /dev/null 2>&1) && [ -z "$report" ]; then
+				echo "ok $n $doc builds without docutils warnings"
+			else
+				echo "not ok $n $doc builds without docutils warnings"
+				printf '%s\n' "$report" | sed 's/^/# /'
+			fi
+		done
+		echo "1..$n"
+	} > "$rst_tap"
+	grep -q '^not ok' "$rst_tap" && status=1
+fi
 exit $status
