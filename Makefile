@@ -6,6 +6,7 @@
 #   make demo                                    boot and run samples/
 #   make bench [QUICK=1]                         IPC latency table (build/bench/)
 #   make shell                                   boot to a guest shell
+#   make lib                                     libuintr (build/libuintr/)
 #   make kernel | initramfs | host-test | tree | deps | clean
 #
 # The kernel tree and every output live in UINTR_BUILD_DIR (default build/).
@@ -45,11 +46,28 @@ KBUILD_VARS = LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 	RUST_LIB_SRC=$(RUST_LIB_SRC) BINDGEN=$(TOP)/scripts/bindgen-wrapper
 KMAKE = $(MAKE) -C $(KSRC) O=$(KOBJ) $(KBUILD_VARS)
 
-# Guest programs: tests/*.c and samples/*.c, static, built with -muintr.
+# libuintr (libuintr/): built into $(B)/libuintr as libuintr.a, the shared
+# libuintr.so.0 and libuintr.pc; `make install-lib [PREFIX=] [DESTDIR=]`.
+# libuintr-uninstalled.pc and include/ there serve pkg-config from the build
+# directory.  The library itself needs no -muintr.
+LIB_B := $(B)/libuintr
+LIBUINTR_VERSION := 0.1.0
+LIBUINTR_SONAME := libuintr.so.0
+LIBUINTR_A := $(LIB_B)/libuintr.a
+LIBUINTR_SO := $(LIB_B)/libuintr.so
+LIB_HEADERS := libuintr/libuintr.h uapi/linux/uintr.h
+LIB_CFLAGS := -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
+	-I$(TOP)/libuintr -I$(TOP)/uapi
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+# Guest programs: tests/*.c and samples/*.c, static, built with -muintr;
+# both link libuintr.a.
 GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror -muintr \
-	-I$(TOP)/uapi -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
+	-I$(TOP)/uapi -I$(TOP)/libuintr -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
 SAMPLE_CFLAGS := -O2 -static -pthread -Wall -muintr -mgeneral-regs-only \
-	-minline-all-stringops -I$(TOP)/uapi
+	-minline-all-stringops -I$(TOP)/uapi -I$(TOP)/libuintr
 BENCH_CFLAGS := -O2 -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror \
 	-muintr -I$(TOP)/uapi
 TESTS := $(patsubst tests/%.c,$(GUEST_BIN)/tests/%,$(wildcard tests/*.c))
@@ -64,7 +82,8 @@ ifdef T
 export UINTR_TESTS := $(T)
 endif
 
-.PHONY: all deps tree config kernel guest initramfs host-test check demo bench shell clean distclean
+.PHONY: all deps tree config kernel lib install-lib guest initramfs host-test check demo bench \
+	shell clean distclean
 
 all: kernel initramfs
 
@@ -82,13 +101,59 @@ kernel: config
 	+@$(KMAKE) -j$(JOBS) -s bzImage
 	@echo "kernel: $$(cat $(KOBJ)/include/config/kernel.release) ready"
 
-$(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) | tree
+$(LIB_B)/libuintr.o: libuintr/libuintr.c $(LIB_HEADERS)
 	@mkdir -p $(dir $@)
-	gcc $(GUEST_CFLAGS) -o $@ $<
+	gcc $(LIB_CFLAGS) -c -o $@ $<
 
-$(GUEST_BIN)/samples/%: samples/%.c uapi/linux/uintr.h | tree
+$(LIBUINTR_A): $(LIB_B)/libuintr.o
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIB_B)/libuintr.so.$(LIBUINTR_VERSION): $(LIB_B)/libuintr.o
+	gcc -shared -Wl,-soname,$(LIBUINTR_SONAME) -Wl,-z,defs -o $@ $^
+
+$(LIBUINTR_SO): $(LIB_B)/libuintr.so.$(LIBUINTR_VERSION)
+	ln -sf $(notdir $<) $(LIB_B)/$(LIBUINTR_SONAME)
+	ln -sf $(LIBUINTR_SONAME) $@
+
+# pc: the file to install; pc-uninstalled: the build directory's, which
+# pkg-config prefers when PKG_CONFIG_PATH points here.
+LIB_PC_SED = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' \
+	-e 's|@INCLUDEDIR@|$(3)|' -e 's|@VERSION@|$(LIBUINTR_VERSION)|'
+
+# Rewritten when PREFIX, LIBDIR or INCLUDEDIR change.
+$(LIB_B)/libuintr.pc: libuintr/libuintr.pc.in FORCE
 	@mkdir -p $(dir $@)
-	gcc $(SAMPLE_CFLAGS) -o $@ $<
+	@$(call LIB_PC_SED,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)/libuintr) $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; echo "lib: $@"; fi
+
+$(LIB_B)/libuintr-uninstalled.pc: libuintr/libuintr.pc.in $(LIB_HEADERS) Makefile
+	@mkdir -p $(LIB_B)/include/linux
+	cp libuintr/libuintr.h $(LIB_B)/include/
+	cp uapi/linux/uintr.h $(LIB_B)/include/linux/
+	$(call LIB_PC_SED,$(LIB_B),$(LIB_B),$(LIB_B)/include) $< > $@
+
+FORCE:
+
+lib: $(LIBUINTR_A) $(LIBUINTR_SO) $(LIB_B)/libuintr.pc $(LIB_B)/libuintr-uninstalled.pc
+
+install-lib: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/libuintr/linux
+	install -m 644 $(LIBUINTR_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_B)/libuintr.so.$(LIBUINTR_VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libuintr.so.$(LIBUINTR_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBUINTR_SONAME)
+	ln -sf $(LIBUINTR_SONAME) $(DESTDIR)$(LIBDIR)/libuintr.so
+	install -m 644 libuintr/libuintr.h $(DESTDIR)$(INCLUDEDIR)/libuintr/
+	install -m 644 uapi/linux/uintr.h $(DESTDIR)$(INCLUDEDIR)/libuintr/linux/
+	install -m 644 $(LIB_B)/libuintr.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+$(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) $(LIB_HEADERS) $(LIBUINTR_A) | tree
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $< $(LIBUINTR_A)
+
+$(GUEST_BIN)/samples/%: samples/%.c $(LIB_HEADERS) $(LIBUINTR_A) | tree
+	@mkdir -p $(dir $@)
+	gcc $(SAMPLE_CFLAGS) -o $@ $< $(LIBUINTR_A)
 
 $(GUEST_BIN)/bench/%: bench/%.c uapi/linux/uintr.h | tree
 	@mkdir -p $(dir $@)
@@ -165,7 +230,7 @@ shell: initramfs
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh shell $(BZIMAGE) $(INITRAMFS)
 
 clean:
-	rm -rf $(B)/obj-* $(GUEST_BIN) $(B)/results $(INITRAMFS)
+	rm -rf $(B)/obj-* $(GUEST_BIN) $(LIB_B) $(B)/results $(INITRAMFS)
 
 distclean:
 	rm -rf $(B)

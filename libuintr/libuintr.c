@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * libuintr: system call wrappers and helpers for x86 User Interrupts.
+ *
+ * The system calls are made with the syscall instruction directly rather
+ * than through syscall(2): the kernel's -errno comes back as it is and
+ * errno is never written, so the wrappers are usable where errno must not
+ * change (a user interrupt handler, a signal handler) and cost nothing
+ * more than the call.  The numbers come from <linux/uintr.h> only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "libuintr.h"
+
+#ifndef __x86_64__
+#error "libuintr: user interrupts exist on x86-64 only"
+#endif
+
+#define LIBUINTR_API __attribute__((visibility("default")))
+
+static long uintr_syscall2(long nr, long a1, long a2)
+{
+	long ret;
+
+	asm volatile ("syscall"
+		      : "=a" (ret)
+		      : "0" (nr), "D" (a1), "S" (a2)
+		      : "rcx", "r11", "memory");
+	return ret;
+}
+
+LIBUINTR_API int libuintr_register_handler(void *handler, unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_register_handler, (long)handler, flags);
+}
+
+LIBUINTR_API int libuintr_unregister_handler(unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_unregister_handler, flags, 0);
+}
+
+LIBUINTR_API int libuintr_create_fd(unsigned long long vector,
+				    unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_create_fd, vector, flags);
+}
+
+LIBUINTR_API int libuintr_register_sender(int uintr_fd, unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_register_sender, uintr_fd, flags);
+}
+
+LIBUINTR_API int libuintr_unregister_sender(int uintr_fd, unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_unregister_sender, uintr_fd, flags);
+}
+
+LIBUINTR_API int libuintr_wait(unsigned int flags,
+			       const struct __kernel_timespec *timeout)
+{
+	return uintr_syscall2(__NR_uintr_wait, flags, (long)timeout);
+}
+
+/*
+ * The probe's handler: never runs.  UIF is clear after registration and
+ * the handler is unregistered before anything could set it; anything
+ * pending by then is discarded (uintr_unregister_handler(2)).
+ */
+static LIBUINTR_HANDLER(probe_handler)
+{
+}
+
+LIBUINTR_API int libuintr_available(void)
+{
+	int ret = libuintr_register_handler((void *)probe_handler, 0);
+
+	if (ret == -EBUSY)		/* this thread is a receiver already */
+		return 1;
+	if (ret < 0)			/* ENOSYS, EOPNOTSUPP, ENOMEM */
+		return 0;
+	return libuintr_unregister_handler(0) == 0;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char byte = 'u';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	ssize_t n;
+
+	memset(&control, 0, sizeof(control));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == 1 ? 0 : -EIO;
+}
+
+static int recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd = -1;
+
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (msg.msg_flags & MSG_CTRUNC) {
+		/* More than one descriptor came: take none of them. */
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	return fd >= 0 ? fd : -EBADMSG;
+}
+
+/* Like the system call wrappers, the fd helpers leave errno alone. */
+LIBUINTR_API int libuintr_send_fd(int sock, int fd)
+{
+	int saved = errno;
+	int ret = send_fd(sock, fd);
+
+	errno = saved;
+	return ret;
+}
+
+LIBUINTR_API int libuintr_recv_fd(int sock)
+{
+	int saved = errno;
+	int ret = recv_fd(sock);
+
+	errno = saved;
+	return ret;
+}
