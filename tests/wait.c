@@ -368,6 +368,214 @@ TEST_F_TIMEOUT(slow, sender_races_the_sleep, 600)
 	EXPECT_EQ(RACE_ROUNDS, handled);
 }
 
+/* The fdinfo of a uintr_fd: receiver state, UPID control word and PIR. */
+struct fd_state {
+	char state[16];
+	unsigned long long control, pir;
+};
+
+static int read_fd_state(int fd, struct fd_state *st, char *text, size_t size)
+{
+	char path[64];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (uintr_read_file(path, text, size))
+		return -1;
+	p = strstr(text, "uintr_receiver_state:\t");
+	if (!p || sscanf(p, "uintr_receiver_state:\t%15s", st->state) != 1)
+		return -1;
+	p = strstr(text, "uintr_upid_control:\t");
+	if (!p || sscanf(p, "uintr_upid_control:\t%llx", &st->control) != 1)
+		return -1;
+	p = strstr(text, "uintr_upid_pir:\t");
+	if (!p || sscanf(p, "uintr_upid_pir:\t%llx", &st->pir) != 1)
+		return -1;
+	return 0;
+}
+
+/* arch/x86/include/asm/irq_vectors.h */
+#define UINTR_NOTIFICATION_VECTOR_FOR_TESTS	0xeaull
+#define UINTR_KERNEL_VECTOR_FOR_TESTS		0xe9ull
+
+#define UPID_ON		0x1ull
+#define UPID_SN		0x2ull
+#define UPID_NV(c)	(((c) >> 16) & 0xff)
+
+static atomic_int fdinfo_fd = -1;
+
+static void *watch_then_send(void *p)
+{
+	struct fd_state *seen = p;
+	char text[512];
+	long idx;
+
+	for (int i = 0; i < 10000; i++) {
+		if (read_fd_state(fdinfo_fd, seen, text, sizeof(text)))
+			return (void *)1;
+		if (!strcmp(seen->state, "waiting"))
+			break;
+		usleep(1000);
+	}
+	idx = uintr_register_sender(fdinfo_fd, 0);
+	if (idx < 0)
+		return (void *)2;
+	_senduipi(idx);
+	return NULL;
+}
+
+/*
+ * While the receiver sleeps in uintr_wait(), its UPID notifies the kernel
+ * vector with no notification outstanding; afterwards the user vector
+ * again.  fdinfo shows both.
+ */
+TEST(fdinfo_shows_the_wait)
+{
+	struct fd_state during = { 0 }, after;
+	char text[512];
+	pthread_t t;
+	void *ret;
+
+	fdinfo_fd = receiver_setup(_metadata, 12);
+	ASSERT_GE(fdinfo_fd, 0);
+	ASSERT_EQ(0, read_fd_state(fdinfo_fd, &after, text, sizeof(text)));
+	EXPECT_STREQ("running", after.state);
+	EXPECT_EQ(UINTR_NOTIFICATION_VECTOR_FOR_TESTS, UPID_NV(after.control));
+	EXPECT_EQ(0ull, after.control & (UPID_ON | UPID_SN)) TH_LOG("%s", text);
+	ASSERT_EQ(0, pthread_create(&t, NULL, watch_then_send, &during));
+	EXPECT_EQ(-EINTR, wait_for(10000000000LL));
+	pthread_join(t, &ret);
+	ASSERT_EQ(NULL, ret);
+	EXPECT_STREQ("waiting", during.state);
+	EXPECT_EQ(UINTR_KERNEL_VECTOR_FOR_TESTS, UPID_NV(during.control));
+	EXPECT_EQ(0ull, during.control & (UPID_ON | UPID_SN));
+	EXPECT_EQ(0ull, during.pir);
+	EXPECT_EQ(1, handled);
+	ASSERT_EQ(0, read_fd_state(fdinfo_fd, &after, text, sizeof(text)));
+	EXPECT_STREQ("running", after.state);
+	EXPECT_EQ(UINTR_NOTIFICATION_VECTOR_FOR_TESTS, UPID_NV(after.control));
+	EXPECT_EQ(0ull, after.pir);
+}
+
+/*
+ * Both parties block: A sends to B and waits, B waits and answers.  A
+ * lost wakeup leaves both asleep; the waits' timeout turns that into a
+ * failure with both UPIDs in the log.  The rounds can be raised from the
+ * kernel command line (uintr_pingpong_rounds=N) for a long stress run.
+ */
+#define PINGPONG_ROUNDS		50000
+#define PINGPONG_ROUNDS_DEBUG	5000
+
+static atomic_long pp_hits[64];
+static atomic_int pp_fd[2] = { -1, -1 };
+static atomic_int pp_stalled;
+static long pp_rounds;
+
+static UINTR_HANDLER(count_per_vector)
+{
+	pp_hits[vector & 63]++;
+}
+
+static void pp_dump(int me, long round)
+{
+	char text[512], line[256];
+	FILE *f;
+
+	fprintf(stderr, "# party %c stalled in round %ld\n", 'A' + me, round);
+	for (int i = 0; i < 2; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pp_fd[i]);
+		if (!uintr_read_file(path, text, sizeof(text)))
+			fprintf(stderr, "# fd of %c:\n%s", 'A' + i, text);
+	}
+	f = fopen("/proc/interrupts", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "UIN:") || strstr(line, "UIK:") || strstr(line, "UIS:"))
+			fprintf(stderr, "# %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* Waits until the handler counted `want` hits of `vector`. */
+static int pp_await(int me, int vector, long want)
+{
+	while (pp_hits[vector] < want) {
+		long ret = 0;
+
+		_clui();
+		if (pp_hits[vector] < want && !pp_stalled)
+			ret = wait_for(5000000000LL);
+		_stui();
+		if (pp_stalled)
+			return -1;
+		if (ret == -ETIMEDOUT) {
+			pp_stalled = 1;
+			pp_dump(me, want);
+			return -1;
+		}
+		if (ret && ret != -EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+/* Party `me` (0: A, 1: B) receives on vector 20 + me. */
+static long pp_party(int me)
+{
+	int vector = 20 + me;
+	long idx;
+
+	if (uintr_register_handler(count_per_vector, 0))
+		return -1;
+	pp_fd[me] = uintr_create_fd(vector, 0);
+	if (pp_fd[me] < 0)
+		return -1;
+	while (pp_fd[!me] < 0)
+		;
+	idx = uintr_register_sender(pp_fd[!me], 0);
+	if (idx < 0)
+		return -1;
+	_stui();
+	for (long i = 1; i <= pp_rounds; i++) {
+		if (me == 0)
+			_senduipi(idx);
+		if (pp_await(me, vector, i))
+			return -1;
+		if (me == 1)
+			_senduipi(idx);
+	}
+	_clui();
+	return 0;
+}
+
+static void *pp_party_b(void *unused)
+{
+	return (void *)pp_party(1);
+}
+
+TEST_F_TIMEOUT(slow, both_parties_block, 600)
+{
+	const char *env = getenv("uintr_pingpong_rounds");
+	long long start = now_ns();
+	void *b_ret;
+	pthread_t b;
+
+	pp_rounds = access("/sys/kernel/debug/kmemleak", F_OK) ?
+		PINGPONG_ROUNDS : PINGPONG_ROUNDS_DEBUG;
+	if (env)
+		pp_rounds = atol(env);
+	ASSERT_EQ(0, pthread_create(&b, NULL, pp_party_b, NULL));
+	EXPECT_EQ(0, pp_party(0));
+	pthread_join(b, &b_ret);
+	EXPECT_EQ(NULL, b_ret);
+	EXPECT_EQ(0, pp_stalled);
+	EXPECT_EQ(pp_rounds, pp_hits[20]);
+	EXPECT_EQ(pp_rounds, pp_hits[21]);
+	printf("# %ld round trips, both blocked, in %lld ms\n", pp_rounds,
+	       (now_ns() - start) / 1000000);
+}
+
 /*
  * The receiver dies asleep (SIGKILL) while a sender keeps sending: the
  * sends stay harmless, and once the fd is closed nothing is left alive.

@@ -115,17 +115,22 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
     // still the reference owned by the file.
     let object = unsafe { Arc::<UintrFd>::borrow((*file).private_data) };
     let receiver = object.receiver();
+    let (control, pir) = receiver.upid().snapshot();
     // SAFETY: `m` is valid for this call; the format is a NUL-terminated
-    // string whose conversions match the argument types.
+    // string whose conversions match the argument types (`%s` gets a
+    // NUL-terminated static string).
     unsafe {
         bindings::seq_printf(
             m,
-            c_str!("uintr_vector:\t%u\nuintr_receiver_tid:\t%d\nuintr_receiver_active:\t%d\nuintr_senders:\t%u\n")
+            c_str!("uintr_vector:\t%u\nuintr_receiver_tid:\t%d\nuintr_receiver_active:\t%d\nuintr_receiver_state:\t%s\nuintr_senders:\t%u\nuintr_upid_control:\t%#llx\nuintr_upid_pir:\t%#llx\n")
                 .as_char_ptr(),
             c_uint::from(object.vector()),
             receiver.tid(),
             c_int::from(receiver.is_active()),
+            receiver.state_name().as_char_ptr(),
             object.sender_count() as c_uint,
+            control,
+            pir,
         )
     };
 }

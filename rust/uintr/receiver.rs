@@ -10,8 +10,10 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use kernel::bindings;
+use kernel::c_str;
 use kernel::new_spinlock;
 use kernel::prelude::*;
+use kernel::str::CStr;
 use kernel::sync::{Arc, SpinLock};
 
 use crate::glue::{self, CpuPin, IrqsOff};
@@ -147,6 +149,15 @@ impl Receiver {
     /// `unblock`.
     pub(crate) fn is_waiting(&self) -> bool {
         self.state.load(Ordering::Relaxed) == WAITING
+    }
+
+    /// What the thread does as far as its UPID is concerned, for fdinfo.
+    pub(crate) fn state_name(&self) -> &'static CStr {
+        match self.state.load(Ordering::Relaxed) {
+            WAITING => c_str!("waiting"),
+            ARMED => c_str!("armed"),
+            _ => c_str!("running"),
+        }
     }
 
     /// The thread leaves the CPU `cpu` (`ndst`) for an interruptible sleep

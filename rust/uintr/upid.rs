@@ -135,6 +135,15 @@ impl Upid {
         self.control.load(Ordering::SeqCst) & UPID_ON != 0
     }
 
+    /// The control word and the posted requests as they are now, for
+    /// fdinfo (they may change at any moment).
+    pub(crate) fn snapshot(&self) -> (u64, u64) {
+        (
+            self.control.load(Ordering::SeqCst),
+            self.pir.load(Ordering::SeqCst),
+        )
+    }
+
     /// Whether requests are posted and not yet taken.
     pub(crate) fn has_posted(&self) -> bool {
         self.pir.load(Ordering::SeqCst) != 0
