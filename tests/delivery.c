@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 
@@ -298,6 +299,41 @@ TEST(senduipi_faults)
 	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_beyond_table));
 	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_to_invalid_entry));
 	EXPECT_EQ(SIGSEGV, uintr_child_signal(send_after_unregister_sender));
+}
+
+/*
+ * The five instructions exist in 64-bit mode only.  Run CLUI in a
+ * compatibility mode code segment (the GDT's 32-bit user CS, there even
+ * without IA32 emulation): its #UD must stay a SIGILL.  HLT follows it, so
+ * an emulated CLUI would end in SIGSEGV instead.
+ */
+#define USER32_CS	0x23
+
+static void clui_in_compat_mode(void)
+{
+	static const unsigned char code[] = {
+		0xf3, 0x0f, 0x01, 0xee,		/* clui */
+		0xf4,				/* hlt */
+	};
+	struct {
+		unsigned int ip;
+		unsigned short cs;
+	} __attribute__((packed)) target;
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+	if (page == MAP_FAILED)
+		_exit(10);
+	memcpy(page, code, sizeof(code));
+	target.ip = (unsigned int)(unsigned long)page;
+	target.cs = USER32_CS;
+	__asm__ volatile("ljmpl *%0" : : "m"(target) : "memory");
+	_exit(11);
+}
+
+TEST(instructions_need_64bit_mode)
+{
+	EXPECT_EQ(SIGILL, uintr_child_signal(clui_in_compat_mode));
 }
 
 /* Receiver hopping between the two CPUs while a sender floods it. */

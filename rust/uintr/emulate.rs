@@ -105,7 +105,7 @@ fn uiret(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Outcome {
     }
     let [rip, rflags, rsp] = popped;
     let limit = glue::user_address_limit();
-    if !frame::is_canonical(rsp) || rip >= limit {
+    if !frame::is_canonical(rsp, frame::linear_address_bits(limit)) || rip >= limit {
         return Outcome::Fault;
     }
     let state = frame::uiret(rip, rflags, rsp, regs.flags());

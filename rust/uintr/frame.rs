@@ -181,11 +181,19 @@ pub(crate) fn testui_flags(rflags: u64, uif: bool) -> u64 {
     }
 }
 
-/// Returns whether `addr` is canonical for 48-bit linear addresses, i.e.
-/// bits 63:47 are all equal.
-pub(crate) fn is_canonical(addr: u64) -> bool {
-    let upper = addr >> 47;
-    upper == 0 || upper == (1 << 17) - 1
+/// The width of linear addresses (48, or 57 with 5-level paging), from
+/// the end of the user address space: user space is the lower half of
+/// the canonical range less a guard page, so its last byte has bit
+/// `width - 2` as its highest.
+pub(crate) fn linear_address_bits(user_limit: u64) -> u32 {
+    65 - user_limit.leading_zeros()
+}
+
+/// Returns whether `addr` is canonical for `bits`-bit linear addresses,
+/// i.e. bits 63:`bits - 1` are all equal.
+pub(crate) fn is_canonical(addr: u64, bits: u32) -> bool {
+    let upper = addr >> (bits - 1);
+    upper == 0 || upper == u64::MAX >> (bits - 1)
 }
 
 #[cfg(test)]
@@ -355,20 +363,39 @@ mod tests {
             0xFFFF_FFFF_FFFF_F000,
             u64::MAX,
         ] {
-            assert!(is_canonical(addr), "{addr:#x}");
+            assert!(is_canonical(addr, 48), "{addr:#x}");
+            assert!(is_canonical(addr, 57), "{addr:#x}");
         }
         for addr in [
             0x8000_0000_0000,
             0xFFFF_7FFF_FFFF_FFFF,
             0x0001_0000_0000_0000,
+            0x00FF_FFFF_FFFF_FFFF,
+        ] {
+            assert!(!is_canonical(addr, 48), "{addr:#x}");
+            assert!(is_canonical(addr, 57), "{addr:#x}");
+        }
+        for addr in [
+            0x0100_0000_0000_0000,
+            0xFEFF_FFFF_FFFF_FFFF,
             0x8000_0000_0000_0000,
             0x7FFF_FFFF_FFFF_FFFF,
         ] {
-            assert!(!is_canonical(addr), "{addr:#x}");
+            assert!(!is_canonical(addr, 48), "{addr:#x}");
+            assert!(!is_canonical(addr, 57), "{addr:#x}");
         }
-        // Any single bit in 63:47 alone is non-canonical; any bit below is fine.
+        // Any single bit in 63:width-1 alone is non-canonical; any bit
+        // below is fine.
         for bit in 0..64 {
-            assert_eq!(is_canonical(1u64 << bit), bit < 47, "bit {bit}");
+            assert_eq!(is_canonical(1u64 << bit, 48), bit < 47, "bit {bit}");
+            assert_eq!(is_canonical(1u64 << bit, 57), bit < 56, "bit {bit}");
         }
+    }
+
+    #[test]
+    fn address_width_from_the_user_limit() {
+        // TASK_SIZE_MAX with 4 KiB pages: 4-level and 5-level paging.
+        assert_eq!(linear_address_bits((1 << 47) - 4096), 48);
+        assert_eq!(linear_address_bits((1 << 56) - 4096), 57);
     }
 }
