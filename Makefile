@@ -4,7 +4,7 @@
 #
 #   make check [DEBUG=1] [T=test1,test2] [V=1]   host tests + kernel + guest tests
 #   make demo                                    boot and run samples/
-#   make bench [QUICK=1]                         IPC latency table (build/bench/)
+#   make bench [QUICK=1] [N=n] [ROWS=a,b]        IPC latency table (build/bench/)
 #   make shell                                   boot to a guest shell
 #   make lib                                     libuintr (build/libuintr/)
 #   make kernel | initramfs | host-test | tree | deps | clean
@@ -213,15 +213,17 @@ demo: initramfs
 	if grep -E '^### uintr-end .* rc=[^0]' $(B)/demo-console.log; then \
 		echo "demo: a sample failed (see above)"; exit 1; fi
 
-# make bench [QUICK=1]: the IPC ping-pong table from one boot of the normal
-# kernel; results in build/bench/ (JSON, CSV, console).
-BENCH_N := $(if $(QUICK),20000,1000000)
+# make bench [QUICK=1] [N=count] [ROWS=a,b]: the IPC ping-pong table from
+# one boot of the normal kernel; results in build/bench/ (JSON, CSV,
+# console, plot).  ROWS takes ipc_bench's -m names (default all,all-proc).
+BENCH_N := $(or $(N),$(if $(QUICK),20000,1000000))
+BENCH_ROWS := $(if $(ROWS),uintr_bench_rows=$(ROWS))
 
 bench: initramfs
 	@mkdir -p $(B)/bench
 	@echo "bench: $(BENCH_N) round trips per mechanism ($(FLAVOR) kernel, 2 vCPUs)"
 	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=5400 \
-		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) kunit.enable=0" \
+		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) $(BENCH_ROWS) kunit.enable=0" \
 		scripts/run-guest.sh bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench: guest failed (qemu status $$st)"; exit 1; }
 	@scripts/bench-report.sh $(B)/bench/console.log $(B)/bench

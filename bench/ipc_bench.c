@@ -118,7 +118,7 @@ struct row_shm {
 
 	int arrived;		/* start barrier */
 	int done;		/* senduipi-cost: A has finished sending */
-	pid_t pid[2], tid[2];	/* signal: where tgkill sends */
+	pid_t pid[2], tid[2];	/* the parties: tgkill's target, stall dumps */
 
 	/* futex and shm-spin: 2i+1 is ping i, 2i+2 is its pong. */
 	int seq __attribute__((aligned(CACHELINE)));
@@ -555,12 +555,6 @@ static void signal_setup(struct row *r)
 		fail_errno("sigprocmask");
 }
 
-static void signal_init(struct party *p)
-{
-	p->r->sh->pid[p->me] = getpid();
-	p->r->sh->tid[p->me] = gettid();
-}
-
 /* tgkill targets the peer thread itself, also in another process. */
 static void signal_send(const struct party *p)
 {
@@ -655,7 +649,7 @@ static const struct mech mechs[] = {
 		.what = "blocking read/write on two eventfds",
 	}, {
 		.name = "signal",
-		.setup = signal_setup, .init = signal_init,
+		.setup = signal_setup,
 		.ping = signal_ping, .pong = signal_pong,
 		.what = "tgkill of SIGRTMIN, sigwaitinfo",
 	}, {
@@ -720,6 +714,8 @@ static void run_party(struct party *p)
 	const struct mech *m = r->m;
 
 	pin(r->cpu[p->me], p->me);
+	r->sh->pid[p->me] = getpid();
+	r->sh->tid[p->me] = gettid();
 	if (p->me == PARTY_A)
 		prefault(r);
 	if (m->init)
@@ -871,6 +867,48 @@ static void job_name(const struct job *j, char *buf, size_t len)
  * progress counter stands still for stall_s seconds.  SIGCHLD is blocked,
  * so sigtimedwait() returns as soon as the row ends, or after a second.
  */
+/* Prints the lines of file `path` that contain `what` (all if NULL). */
+static void dump_lines(const char *path, const char *what, const char *prefix)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!what || strstr(line, what))
+			fprintf(stderr, "#   %s%s", prefix, line);
+	fclose(f);
+}
+
+/*
+ * A row stalled: before it is killed, show where its parties sleep and,
+ * for the user IPI rows, every uintr_fd's receiver state and UPID (see
+ * uintr_create_fd(2)), and the notification counters.
+ */
+static void dump_stall(const struct row_shm *sh)
+{
+	char path[96];
+
+	for (int me = 0; me < 2; me++) {
+		fprintf(stderr, "# stall: party %c (pid %d tid %d)\n", 'A' + me,
+			sh->pid[me], sh->tid[me]);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", sh->pid[me],
+			 sh->tid[me]);
+		dump_lines(path, NULL, "stat: ");
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", sh->pid[me],
+			 sh->tid[me]);
+		dump_lines(path, NULL, "wchan: ");
+		fputc('\n', stderr);
+		for (int fd = 0; fd < 64; fd++) {
+			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d",
+				 sh->pid[me], fd);
+			dump_lines(path, "uintr_", "");
+		}
+	}
+	dump_lines("/proc/interrupts", "UI", "");
+}
+
 static int watch_row(pid_t pid, struct row_shm *sh, char *why, size_t len)
 {
 	const struct timespec tick = { .tv_sec = 1 };
@@ -900,6 +938,7 @@ static int watch_row(pid_t pid, struct row_shm *sh, char *why, size_t len)
 			last = progress;
 			since = now_ns();
 		} else if (now_ns() - since > opt.stall_s * NSEC_PER_SEC) {
+			dump_stall(sh);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			snprintf(why, len,
