@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the guest tests: system call wrappers (numbers from
- * the UAPI header), the live-object counters, fd passing.
+ * Helpers shared by the guest tests: system call wrappers in the style of
+ * syscall(2) on top of libuintr, the live-object counters, fd passing.
  */
 #ifndef UINTR_TEST_H
 #define UINTR_TEST_H
@@ -21,45 +21,55 @@
 #include <linux/time_types.h>
 #include <linux/uintr.h>
 
+#include "libuintr.h"
+
+/*
+ * The system calls as syscall(2) makes them, -1 and errno on failure,
+ * which is what the tests check against the man pages; libuintr returns
+ * -errno instead.
+ */
+static inline long uintr_errno(long ret)
+{
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
 static inline long uintr_register_handler(void *handler, unsigned int flags)
 {
-	return syscall(__NR_uintr_register_handler, handler, flags);
+	return uintr_errno(libuintr_register_handler(handler, flags));
 }
 
 static inline long uintr_unregister_handler(unsigned int flags)
 {
-	return syscall(__NR_uintr_unregister_handler, flags);
+	return uintr_errno(libuintr_unregister_handler(flags));
 }
 
 static inline long uintr_create_fd(unsigned long long vector, unsigned int flags)
 {
-	return syscall(__NR_uintr_create_fd, vector, flags);
+	return uintr_errno(libuintr_create_fd(vector, flags));
 }
 
 static inline long uintr_register_sender(int fd, unsigned int flags)
 {
-	return syscall(__NR_uintr_register_sender, fd, flags);
+	return uintr_errno(libuintr_register_sender(fd, flags));
 }
 
 static inline long uintr_unregister_sender(int fd, unsigned int flags)
 {
-	return syscall(__NR_uintr_unregister_sender, fd, flags);
+	return uintr_errno(libuintr_unregister_sender(fd, flags));
 }
 
 static inline long uintr_wait(unsigned int flags,
 			      const struct __kernel_timespec *timeout)
 {
-	return syscall(__NR_uintr_wait, flags, timeout);
+	return uintr_errno(libuintr_wait(flags, timeout));
 }
 
-/*
- * Declares a user interrupt handler: GCC's interrupt attribute with
- * -muintr makes it save every register it uses and return with UIRET;
- * only general-purpose registers may be used in it.
- */
-#define UINTR_HANDLER(name)						\
-	void __attribute__((interrupt, target("general-regs-only")))	\
-	name(struct __uintr_frame *frame, unsigned long long vector)
+/* A user interrupt handler (see libuintr.h). */
+#define UINTR_HANDLER(name)	LIBUINTR_HANDLER(name)
 
 /* The result of a call as -errno (or its value), for EXPECT_EQ. */
 #define UINTR_RET(call) ({ long __r = (call); __r < 0 ? -errno : __r; })
@@ -150,51 +160,16 @@ static inline void uintr_stats_print(const char *what, const struct uintr_stats 
 	       s->connections);
 }
 
-/* Sends fd over a Unix socket (SCM_RIGHTS). */
+/* Sends fd over a Unix socket (SCM_RIGHTS); 0 or -1. */
 static inline int uintr_send_fd(int sock, int fd)
 {
-	char data = 'u';
-	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+	return uintr_errno(libuintr_send_fd(sock, fd));
 }
 
 /* Receives an fd sent by uintr_send_fd; -1 on error. */
 static inline int uintr_recv_fd(int sock)
 {
-	char data;
-	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	return uintr_errno(libuintr_recv_fd(sock));
 }
 
 #endif /* UINTR_TEST_H */
