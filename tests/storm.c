@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interrupt storms: two sender threads and a sender process execute
+ * SENDUIPI in a tight loop at one receiver.  The receiver, spinning or
+ * asleep in uintr_wait(), keeps making progress while its handler runs;
+ * it can unregister in the middle of the storm, after which nothing is
+ * delivered, not even to a handler it registers again
+ * (uintr_unregister_handler(2)); and an unrelated process making
+ * getppid() calls keeps making progress too.
+ *
+ * The rates are printed (the project never asserts timings): the only
+ * bound is that the bystander keeps 1% of its quiet rate, which only a
+ * livelock misses.
+ */
+#include "uintr_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+
+/* Tests that need more than the harness's default 30 s under TCG. */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+#define VECTOR		42
+#define SENDERS		3	/* threads 0 and 1, process 2 */
+#define QUIET_MS	1000
+#define STORM_MS	2000
+/* Sends after unregistering, and again after registering a fresh handler. */
+#define AFTER_SENDS	20000
+#define HANG_SECONDS	60
+
+struct sender {
+	atomic_long sent;
+	atomic_int ready;
+	atomic_int error;
+	char pad[48];
+};
+
+/* Shared with the children (MAP_SHARED). */
+struct shared {
+	atomic_int stop;	/* senders and bystander stop */
+	atomic_long ops;	/* bystander's getppid() calls */
+	struct sender s[SENDERS];
+};
+
+static struct shared *sh;
+static atomic_long handled, late, fresh_handled;
+static volatile int unregistered;
+static int storm_fd;
+
+static UINTR_HANDLER(count)
+{
+	handled++;
+	if (unregistered)
+		late++;
+}
+
+static UINTR_HANDLER(fresh)
+{
+	fresh_handled++;
+}
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+#define WAIT_FOR(cond) ({						\
+	long long __end = now_ns() + HANG_SECONDS * 1000000000LL;	\
+	int __ok;							\
+	while (!(__ok = !!(cond)) && now_ns() < __end)			\
+		usleep(1000);						\
+	__ok;								\
+})
+
+static long total_sent(void)
+{
+	long n = 0;
+
+	for (int i = 0; i < SENDERS; i++)
+		n += sh->s[i].sent;
+	return n;
+}
+
+/* SENDUIPI in a tight loop until told to stop. */
+static void flood(struct sender *s, int fd)
+{
+	long idx = uintr_register_sender(fd, 0);
+	long n = 0;
+
+	if (idx < 0) {
+		s->error = -errno;
+		s->ready = 1;
+		return;
+	}
+	s->ready = 1;
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		_senduipi(idx);
+		if (!(++n & 255))
+			atomic_store_explicit(&s->sent, n, memory_order_relaxed);
+	}
+	s->sent = n;
+}
+
+static void *sender_thread(void *arg)
+{
+	flood(arg, storm_fd);
+	return NULL;
+}
+
+/* A child that dies with this process (when a test fails midway). */
+static pid_t spawn(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	return pid;
+}
+
+/* The unrelated process: a fixed piece of work, counted. */
+static void bystander(void)
+{
+	long n = 0;
+
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		syscall(SYS_getppid);
+		atomic_store_explicit(&sh->ops, ++n, memory_order_relaxed);
+	}
+}
+
+/* The receiver's own loop for ms: spins, or sleeps in uintr_wait(). */
+static long receiver_loop(struct __test_metadata *_metadata, int wait_mode,
+			  long long ms)
+{
+	long long end = now_ns() + ms * 1000000LL;
+	long iterations = 0;
+
+	do {
+		if (wait_mode) {
+			/* Returns once the handler ran for a pending interrupt. */
+			EXPECT_EQ(-EINTR, UINTR_RET(uintr_wait(0, NULL)));
+			iterations++;
+			continue;
+		}
+		for (int i = 0; i < 256; i++) {
+			iterations++;
+			__asm__ volatile("" : "+r"(iterations));
+		}
+	} while (now_ns() < end);
+	return iterations;
+}
+
+struct phase {
+	long long ns;
+	long ops, sent, handled;
+};
+
+static void mark(struct phase *p)
+{
+	p->ns = now_ns();
+	p->ops = sh->ops;
+	p->sent = total_sent();
+	p->handled = handled;
+}
+
+static double per_second(long n, const struct phase *a, const struct phase *b)
+{
+	return n * 1e9 / (double)(b->ns - a->ns);
+}
+
+/* The storm at a receiver in this thread; wait_mode: it sleeps in uintr_wait(). */
+static void storm(struct __test_metadata *_metadata, int wait_mode)
+{
+	struct __kernel_timespec ten_ms = { .tv_nsec = 10000000 };
+	struct phase q0, q1, s0, s1;
+	long quiet_iterations = 0, storm_iterations, sent;
+	double quiet_rate, storm_rate;
+	pid_t by, sproc;
+	pthread_t t[2];
+	int sv[2], status;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	by = spawn();
+	ASSERT_GE(by, 0);
+	if (by == 0) {
+		bystander();
+		_exit(0);
+	}
+	sproc = spawn();
+	ASSERT_GE(sproc, 0);
+	if (sproc == 0) {
+		int fd = uintr_recv_fd(sv[1]);
+
+		if (fd < 0)
+			_exit(1);
+		flood(&sh->s[2], fd);
+		_exit(0);
+	}
+
+	ASSERT_EQ(0, uintr_register_handler(count, 0));
+	storm_fd = uintr_create_fd(VECTOR, 0);
+	ASSERT_GE(storm_fd, 0);
+	_stui();
+
+	/* Quiet: only the bystander (and a spinning receiver) run. */
+	ASSERT_TRUE(WAIT_FOR(sh->ops > 0));
+	mark(&q0);
+	if (wait_mode)
+		usleep(QUIET_MS * 1000);
+	else
+		quiet_iterations = receiver_loop(_metadata, 0, QUIET_MS);
+	mark(&q1);
+
+	/* The storm. */
+	ASSERT_EQ(0, uintr_send_fd(sv[0], storm_fd));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, sender_thread, &sh->s[i]));
+	ASSERT_TRUE(WAIT_FOR(sh->s[0].ready && sh->s[1].ready && sh->s[2].ready));
+	for (int i = 0; i < SENDERS; i++) {
+		ASSERT_EQ(0, sh->s[i].error) TH_LOG("sender %d", i);
+	}
+	mark(&s0);
+	storm_iterations = receiver_loop(_metadata, wait_mode, STORM_MS);
+	mark(&s1);
+
+	/* Unregister in the middle of it: nothing is delivered after. */
+	EXPECT_EQ(0, uintr_unregister_handler(0));
+	unregistered = 1;
+	if (wait_mode) {
+		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_wait(0, NULL)));
+	}
+	sent = total_sent();
+	ASSERT_TRUE(WAIT_FOR(total_sent() >= sent + AFTER_SENDS));
+	/* A new handler, UIF set: the old fd's posts do not reach it. */
+	ASSERT_EQ(0, uintr_register_handler(fresh, 0));
+	_stui();
+	sent = total_sent();
+	while (total_sent() < sent + AFTER_SENDS) {
+		if (wait_mode) {
+			EXPECT_EQ(-ETIMEDOUT, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT,
+								    &ten_ms)));
+		} else {
+			usleep(1000);
+		}
+	}
+
+	sh->stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(sproc, waitpid(sproc, &status, 0));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(by, waitpid(by, &status, 0));
+	EXPECT_EQ(0, status);
+
+	quiet_rate = per_second(q1.ops - q0.ops, &q0, &q1);
+	storm_rate = per_second(s1.ops - s0.ops, &s0, &s1);
+	printf("# %s receiver: %.0f SENDUIPI/s from %d senders, %.0f deliveries/s\n",
+	       wait_mode ? "waiting" : "spinning",
+	       per_second(s1.sent - s0.sent, &s0, &s1), SENDERS,
+	       per_second(s1.handled - s0.handled, &s0, &s1));
+	if (wait_mode)
+		printf("# receiver: %.0f wakeups/s during the storm\n",
+		       per_second(storm_iterations, &s0, &s1));
+	else
+		printf("# receiver loop: %.0f iterations/s quiet, %.0f during the storm\n",
+		       per_second(quiet_iterations, &q0, &q1),
+		       per_second(storm_iterations, &s0, &s1));
+	printf("# bystander: %.0f getppid/s quiet, %.0f during the storm (%.1f%%)\n",
+	       quiet_rate, storm_rate, 100 * storm_rate / quiet_rate);
+	fflush(stdout);
+
+	EXPECT_GT(storm_iterations, 0);
+	EXPECT_GT(s1.handled - s0.handled, 0);
+	EXPECT_EQ(0, late);
+	EXPECT_EQ(0, fresh_handled);
+	/* Only a livelock gets the bystander below 1% of its quiet rate. */
+	EXPECT_GE(storm_rate * 100, quiet_rate);
+}
+
+TEST_F_TIMEOUT(slow, spinning_receiver_progresses_and_unregisters, 120)
+{
+	storm(_metadata, 0);
+	EXPECT_EQ(0, uintr_unregister_handler(0));
+}
+
+TEST_F_TIMEOUT(slow, waiting_receiver_progresses_and_unregisters, 120)
+{
+	storm(_metadata, 1);
+	EXPECT_EQ(0, uintr_unregister_handler(0));
+}
+
+TEST_HARNESS_MAIN
