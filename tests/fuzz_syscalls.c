@@ -130,7 +130,8 @@ static const int create_errs[] = { EINVAL, EBUSY, EMFILE, ENFILE, ENOMEM, -1 };
 static const int sreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, EISCONN, ESHUTDOWN,
 				 ENOSPC, ENOMEM, -1 };
 static const int sunreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, -1 };
-static const int wait_errs[] = { EINTR, ETIMEDOUT, EFAULT, EINVAL, EOPNOTSUPP, -1 };
+static const int wait_errs[] = { EINTR, ETIMEDOUT, EFAULT, EINVAL, ENOMEM, EOPNOTSUPP,
+				 -1 };
 static const int close_errs[] = { EBADF, -1 };
 static const int dup_errs[] = { EBADF, EMFILE, -1 };
 
