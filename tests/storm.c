@@ -14,6 +14,7 @@
  */
 #include "uintr_test.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ static struct shared *sh;
 static atomic_long handled, late, fresh_handled;
 static volatile int unregistered;
 static int storm_fd;
+static pid_t sender_pid;
 
 static UINTR_HANDLER(count)
 {
@@ -139,17 +141,82 @@ static void bystander(void)
 	}
 }
 
-/* The receiver's own loop for ms: spins, or sleeps in uintr_wait(). */
+/* Where the threads of pid are: state, wchan and kernel stack. */
+static void dump_tasks(pid_t pid)
+{
+	char path[320], text[2048];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid, d->d_name);
+		if (uintr_read_file(path, text, sizeof(text)))
+			continue;
+		fprintf(stderr, "# task %d/%s in %s\n", pid, d->d_name, text);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, d->d_name);
+		if (!uintr_read_file(path, text, sizeof(text)))
+			fprintf(stderr, "%s", text);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* What the receiver, its UPID and the senders look like, on a stall. */
+static void dump(const char *what)
+{
+	char text[1024], line[256];
+	long before[SENDERS];
+	FILE *f;
+
+	fprintf(stderr, "# stall: %s\n", what);
+	for (int i = 0; i < SENDERS; i++)
+		before[i] = sh->s[i].sent;
+	usleep(100000);
+	for (int i = 0; i < SENDERS; i++)
+		fprintf(stderr, "# sender %d: %ld sent, %ld in the last 100 ms\n",
+			i, (long)sh->s[i].sent, sh->s[i].sent - before[i]);
+	fprintf(stderr, "# handled %ld, bystander %ld\n", (long)handled, (long)sh->ops);
+	snprintf(line, sizeof(line), "/proc/self/fdinfo/%d", storm_fd);
+	if (!uintr_read_file(line, text, sizeof(text)))
+		fprintf(stderr, "# fdinfo:\n%s", text);
+	f = fopen("/proc/interrupts", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "UIN:") || strstr(line, "UIK:") || strstr(line, "UIS:"))
+			fprintf(stderr, "# %s", line);
+	if (f)
+		fclose(f);
+	dump_tasks(getpid());
+	dump_tasks(sender_pid);
+}
+
+/*
+ * The receiver's own loop for ms: spins, or sleeps in uintr_wait().  A
+ * wait that times out although the senders sent meanwhile is a lost
+ * wakeup: the 5 s timeout only turns it into a failure with a dump.
+ */
 static long receiver_loop(struct __test_metadata *_metadata, int wait_mode,
 			  long long ms)
 {
+	struct __kernel_timespec five_s = { .tv_sec = 5 };
 	long long end = now_ns() + ms * 1000000LL;
 	long iterations = 0;
 
 	do {
 		if (wait_mode) {
+			long sent = total_sent();
+			long ret = UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &five_s));
+
 			/* Returns once the handler ran for a pending interrupt. */
-			EXPECT_EQ(-EINTR, UINTR_RET(uintr_wait(0, NULL)));
+			if (ret == -ETIMEDOUT && total_sent() > sent) {
+				dump("uintr_wait() timed out while the senders sent");
+				EXPECT_EQ(-EINTR, ret);
+				return iterations;
+			}
+			EXPECT_EQ(-EINTR, ret);
 			iterations++;
 			continue;
 		}
@@ -185,11 +252,13 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	struct __kernel_timespec ten_ms = { .tv_nsec = 10000000 };
 	struct phase q0, q1, s0, s1;
 	long quiet_iterations = 0, storm_iterations, sent;
+	long long deadline;
 	double quiet_rate, storm_rate;
 	pid_t by, sproc;
 	pthread_t t[2];
 	int sv[2], status;
 
+	unregistered = 0;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
@@ -202,6 +271,7 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	}
 	sproc = spawn();
 	ASSERT_GE(sproc, 0);
+	sender_pid = sproc;
 	if (sproc == 0) {
 		int fd = uintr_recv_fd(sv[1]);
 
@@ -244,12 +314,20 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 		EXPECT_EQ(-EOPNOTSUPP, UINTR_RET(uintr_wait(0, NULL)));
 	}
 	sent = total_sent();
-	ASSERT_TRUE(WAIT_FOR(total_sent() >= sent + AFTER_SENDS));
+	if (!WAIT_FOR(total_sent() >= sent + AFTER_SENDS)) {
+		dump("the senders stopped sending");
+		ASSERT_TRUE(0);
+	}
 	/* A new handler, UIF set: the old fd's posts do not reach it. */
 	ASSERT_EQ(0, uintr_register_handler(fresh, 0));
 	_stui();
 	sent = total_sent();
+	deadline = now_ns() + HANG_SECONDS * 1000000000LL;
 	while (total_sent() < sent + AFTER_SENDS) {
+		if (now_ns() > deadline) {
+			dump("the senders stopped sending");
+			ASSERT_TRUE(0);
+		}
 		if (wait_mode) {
 			EXPECT_EQ(-ETIMEDOUT, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT,
 								    &ten_ms)));
@@ -291,16 +369,28 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	EXPECT_GE(storm_rate * 100, quiet_rate);
 }
 
-TEST_F_TIMEOUT(slow, spinning_receiver_progresses_and_unregisters, 120)
+/* uintr_storm_repeat=N on the kernel command line: N storms per test. */
+static int repeat(void)
 {
-	storm(_metadata, 0);
-	EXPECT_EQ(0, uintr_unregister_handler(0));
+	const char *env = getenv("uintr_storm_repeat");
+
+	return env ? atoi(env) : 1;
 }
 
-TEST_F_TIMEOUT(slow, waiting_receiver_progresses_and_unregisters, 120)
+TEST_F_TIMEOUT(slow, spinning_receiver_progresses_and_unregisters, 300)
 {
-	storm(_metadata, 1);
-	EXPECT_EQ(0, uintr_unregister_handler(0));
+	for (int i = repeat(); i > 0 && _metadata->exit_code != KSFT_FAIL; i--) {
+		storm(_metadata, 0);
+		EXPECT_EQ(0, uintr_unregister_handler(0));
+	}
+}
+
+TEST_F_TIMEOUT(slow, waiting_receiver_progresses_and_unregisters, 300)
+{
+	for (int i = repeat(); i > 0 && _metadata->exit_code != KSFT_FAIL; i--) {
+		storm(_metadata, 1);
+		EXPECT_EQ(0, uintr_unregister_handler(0));
+	}
 }
 
 TEST_HARNESS_MAIN
