@@ -211,20 +211,6 @@ static void *run_attempt(void *arg)
 	return NULL;
 }
 
-/*
- * The counters as they were: an exiting thread may take a moment to
- * release what it held after pthread_join() returned.
- */
-static int stats_settle(const struct uintr_stats *want, struct uintr_stats *now)
-{
-	for (int i = 0; i < 200; i++) {
-		if (uintr_read_stats(now) == 0 && uintr_stats_equal(now, want))
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
 /* Whether the attempt's call did what it does when nothing fails. */
 static int succeeded(const struct scenario *s, const struct attempt *a)
 {
@@ -247,7 +233,6 @@ static int run_scenario(struct __test_metadata *_metadata,
 
 	for (int nth = 1; nth <= MAX_FAULT_POINTS; nth++) {
 		struct attempt a = { .s = s, .nth = nth };
-		struct uintr_stats now;
 		pthread_t t;
 
 		if (pthread_create(&t, NULL, run_attempt, &a) ||
@@ -255,9 +240,7 @@ static int run_scenario(struct __test_metadata *_metadata,
 			TH_LOG("%s: fault point %d: setup failed", s->name, nth);
 			return -1;
 		}
-		if (!stats_settle(base, &now)) {
-			uintr_stats_print("before", base);
-			uintr_stats_print("after", &now);
+		if (!uintr_stats_become(base)) {
 			TH_LOG("%s: fault point %d (%s) left objects behind",
 			       s->name, nth, a.injected ? "failed" : "passed");
 			return -1;

@@ -75,16 +75,6 @@ static long pending(void)
 static __thread sigjmp_buf trap_env;
 static __thread volatile int trap_armed, trap_sig, trap_code, trap_at_senduipi;
 
-/* F3 [REX] 0F C7 /6 with a register operand. */
-static int is_senduipi(const unsigned char *ip)
-{
-	if (*ip++ != 0xf3)
-		return 0;
-	if ((*ip & 0xf0) == 0x40)
-		ip++;
-	return ip[0] == 0x0f && ip[1] == 0xc7 && (ip[2] & 0xf8) == 0xf0;
-}
-
 static void on_trap(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -98,7 +88,7 @@ static void on_trap(int sig, siginfo_t *si, void *ctx)
 	trap_armed = 0;
 	trap_sig = sig;
 	trap_code = si->si_code;
-	trap_at_senduipi = is_senduipi((const unsigned char *)uc->uc_mcontext.gregs[REG_RIP]);
+	trap_at_senduipi = uintr_is_senduipi((const unsigned char *)uc->uc_mcontext.gregs[REG_RIP]);
 	siglongjmp(trap_env, 1);
 }
 

@@ -30,19 +30,9 @@ static struct uintr_stats plus(struct uintr_stats base, long r, long s, long u,
 	return base;
 }
 
-/* Waits up to 2 s for the counters to read `want` (fput may be deferred). */
 static int stats_become(struct uintr_stats want)
 {
-	struct uintr_stats now;
-
-	for (int i = 0; i < 200; i++) {
-		if (uintr_read_stats(&now) == 0 && uintr_stats_equal(&now, &want))
-			return 1;
-		usleep(10000);
-	}
-	uintr_stats_print("expected", &want);
-	uintr_stats_print("found   ", &now);
-	return 0;
+	return uintr_stats_become(&want);
 }
 
 static int setup_receiver(int vector)

@@ -120,16 +120,6 @@ static void *sender_thread(void *arg)
 	return NULL;
 }
 
-/* A child that dies with this process (when a test fails midway). */
-static pid_t spawn(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0)
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	return pid;
-}
-
 /* The unrelated process: a fixed piece of work, counted. */
 static void bystander(void)
 {
@@ -263,13 +253,13 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	by = spawn();
+	by = uintr_spawn();
 	ASSERT_GE(by, 0);
 	if (by == 0) {
 		bystander();
 		_exit(0);
 	}
-	sproc = spawn();
+	sproc = uintr_spawn();
 	ASSERT_GE(sproc, 0);
 	sender_pid = sproc;
 	if (sproc == 0) {

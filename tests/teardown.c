@@ -187,16 +187,6 @@ static void *receiver_thread(void *arg)
 static __thread sigjmp_buf fault_env;
 static __thread volatile int fault_armed;
 
-/* F3 [REX] 0F C7 /6 with a register operand. */
-static int is_senduipi(const unsigned char *ip)
-{
-	if (*ip++ != 0xf3)
-		return 0;
-	if ((*ip & 0xf0) == 0x40)
-		ip++;
-	return ip[0] == 0x0f && ip[1] == 0xc7 && (ip[2] & 0xf8) == 0xf0;
-}
-
 static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -208,7 +198,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 		return;
 	}
 	fault_armed = 0;
-	if (!is_senduipi((const unsigned char *)uc->uc_mcontext.gregs[REG_RIP]))
+	if (!uintr_is_senduipi((const unsigned char *)uc->uc_mcontext.gregs[REG_RIP]))
 		atomic_fetch_add(&sh->bad_faults, 1);
 	siglongjmp(fault_env, 1);
 }
@@ -293,16 +283,6 @@ static void *sender_thread(void *arg)
 	return NULL;
 }
 
-/* A child that dies with this process (when a test fails midway). */
-static pid_t spawn(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0)
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	return pid;
-}
-
 struct round {
 	enum scenario sc;
 	int receiver_process;	/* else a thread of this process */
@@ -335,16 +315,7 @@ static int all_faulted(void)
 
 static int stats_become(struct uintr_stats want)
 {
-	struct uintr_stats now;
-
-	for (int i = 0; i < 1000; i++) {
-		if (uintr_read_stats(&now) == 0 && uintr_stats_equal(&now, &want))
-			return 1;
-		usleep(10000);
-	}
-	uintr_stats_print("expected", &want);
-	uintr_stats_print("found   ", &now);
-	return 0;
+	return uintr_stats_become(&want);
 }
 
 static void run_round(struct __test_metadata *_metadata, const struct round *r,
@@ -367,7 +338,7 @@ static void run_round(struct __test_metadata *_metadata, const struct round *r,
 
 	/* Every fork before the first thread. */
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, ssv));
-	sproc = spawn();
+	sproc = uintr_spawn();
 	ASSERT_GE(sproc, 0);
 	if (sproc == 0) {
 		int got = uintr_recv_fd(ssv[1]);
@@ -380,7 +351,7 @@ static void run_round(struct __test_metadata *_metadata, const struct round *r,
 	}
 	if (sc == FD_HOLDER_EXITS) {
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, hsv));
-		holder = spawn();
+		holder = uintr_spawn();
 		ASSERT_GE(holder, 0);
 		if (holder == 0) {
 			int held = uintr_recv_fd(hsv[1]);
@@ -394,7 +365,7 @@ static void run_round(struct __test_metadata *_metadata, const struct round *r,
 	}
 	if (r->receiver_process) {
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, rsv));
-		receiver = spawn();
+		receiver = uintr_spawn();
 		ASSERT_GE(receiver, 0);
 		if (receiver == 0) {
 			int rfd = receiver_setup();

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -158,6 +160,45 @@ static inline void uintr_stats_print(const char *what, const struct uintr_stats 
 	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld\n",
 	       what, s->receivers, s->senders, s->upids, s->uitts, s->fds,
 	       s->connections);
+}
+
+/*
+ * Waits up to 10 s for the counters to read `want` (an exiting thread's
+ * release, or an fput, may lag behind); prints both readings if they
+ * never do.
+ */
+static inline int uintr_stats_become(const struct uintr_stats *want)
+{
+	struct uintr_stats now;
+
+	for (int i = 0; i < 1000; i++) {
+		if (uintr_read_stats(&now) == 0 && uintr_stats_equal(&now, want))
+			return 1;
+		usleep(10000);
+	}
+	uintr_stats_print("expected", want);
+	uintr_stats_print("found   ", &now);
+	return 0;
+}
+
+/* Whether the code at ip is SENDUIPI: F3 [REX] 0F C7 /6, register form. */
+static inline int uintr_is_senduipi(const unsigned char *ip)
+{
+	if (*ip++ != 0xf3)
+		return 0;
+	if ((*ip & 0xf0) == 0x40)
+		ip++;
+	return ip[0] == 0x0f && ip[1] == 0xc7 && (ip[2] & 0xf8) == 0xf0;
+}
+
+/* fork() for a child that dies with its parent (a test failing midway). */
+static inline pid_t uintr_spawn(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	return pid;
 }
 
 /* Sends fd over a Unix socket (SCM_RIGHTS); 0 or -1. */
