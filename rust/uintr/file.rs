@@ -116,9 +116,8 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
     let object = unsafe { Arc::<UintrFd>::borrow((*file).private_data) };
     let receiver = object.receiver();
     let (control, pir) = receiver.upid().snapshot();
-    // SAFETY: `m` is valid for this call; the format is a NUL-terminated
-    // string whose conversions match the argument types (`%s` gets a
-    // NUL-terminated static string).
+    // SAFETY: `m` is valid for this call; the format is NUL-terminated and
+    // its conversions match the arguments (`%s`: a static C string).
     unsafe {
         bindings::seq_printf(
             m,
