@@ -13,7 +13,9 @@
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
+use crate::cpu;
 use crate::frame;
+use crate::receiver::Receiver;
 use crate::regs::UserRegs;
 use crate::restart::{self, Fate};
 use crate::thread::ThreadState;
@@ -51,7 +53,7 @@ pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
         return Recognition::NotReceiver;
     };
     let posted = receiver.upid().take_posted();
-    let uirr = thread.uirr().fetch_or(posted, Ordering::AcqRel) | posted;
+    let uirr = cpu::add_requests(thread, posted);
     if uirr == 0 {
         Recognition::Nothing
     } else if receiver.flags().interrupt_sleep && thread.uif() {
@@ -65,10 +67,25 @@ pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
 /// in uintr_wait() picks up its requests itself, after its sleep: taking
 /// them here would clear ON under a wakeup on its way to the kernel
 /// vector (this one can only be an older notification, still in flight).
+/// On the hardware the CPU recognizes the vector itself while the
+/// thread's registers are loaded; it reaches the kernel only in between
+/// (the thread was just switched in): the requests are picked up on the
+/// way to user mode, where the registers are loaded.
 pub(crate) fn recognize(thread: &ThreadState<'_>) -> Recognition {
     match thread.receiver() {
         Some(receiver) if receiver.is_waiting() => Recognition::Nothing,
+        Some(receiver) if cpu::is_hardware() => posted_recognition(&receiver),
         _ => pick_up(thread),
+    }
+}
+
+/// On the hardware: whether requests wait in the UPID, to be picked up on
+/// the way to user mode.
+fn posted_recognition(receiver: &Receiver) -> Recognition {
+    if receiver.upid().has_posted() {
+        Recognition::Pending
+    } else {
+        Recognition::Nothing
     }
 }
 
@@ -108,6 +125,10 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
     if !receiver.disarm(ndst) {
         receiver.upid().run_on(ndst);
     }
+    if cpu::is_hardware() {
+        // Its registers are loaded on the way to user mode only.
+        return posted_recognition(&receiver).is_pending();
+    }
     pick_up(thread).is_pending()
 }
 
@@ -115,10 +136,16 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
 /// (old RSP, RFLAGS, RIP, vector) below the stack adjustment, clears the
 /// vector's UIRR bit and UIF, and enters the handler.  `EFAULT` if the
 /// frame cannot be written: the task gets SIGSEGV, the request stays.
+///
+/// On the hardware, only recognizes: the CPU delivers once in user mode.
 pub(crate) fn deliver(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Result {
     let Some(receiver) = thread.receiver() else {
         return Ok(());
     };
+    if cpu::is_hardware() {
+        pick_up(thread);
+        return Ok(());
+    }
     if !thread.uif() {
         return Ok(());
     }

@@ -2,12 +2,14 @@
 
 //! Safe wrappers of the helpers the C glue provides to this crate
 //! (`arch/x86/kernel/uintr.c`): CPU identity in UPID format, notification
-//! IPIs, instruction fetch, the user address limit, and the few scheduler
-//! and interrupt primitives the sleep of uintr_wait() needs.
+//! IPIs, instruction fetch, the user address limit, the UINTR MSRs of the
+//! hardware backend, and the few scheduler and interrupt primitives the
+//! sleep of uintr_wait() needs.
 
 use kernel::bindings;
 
 use crate::decode::MAX_INSN_LEN;
+use crate::hwregs::MsrWrite;
 use crate::regs::UserRegs;
 
 /// The end of the user address space (exclusive).
@@ -138,4 +140,12 @@ pub(crate) fn sleep(deadline_ns: Option<i64>) -> bool {
         bindings::schedule_hrtimeout(&mut expires, bindings::hrtimer_mode_HRTIMER_MODE_ABS)
     };
     ret != 0
+}
+
+/// Hardware mode: applies `write` to the current thread's UINTR MSR
+/// (loading the thread's registers first); returns the new value.
+pub(crate) fn update_msr(write: MsrWrite) -> u64 {
+    // SAFETY: acts on the current thread in process context; the helper
+    // accepts only the six UINTR MSRs and only with UINTR enabled.
+    unsafe { bindings::uintr_hw_update_msr(write.msr, write.clear, write.set) }
 }

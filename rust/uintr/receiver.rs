@@ -30,7 +30,7 @@ pub(crate) const VECTORS: u64 = 64;
 const STACK_ADJUST: u64 = 128;
 
 /// The notification vector of every receiver's UPID (UINV).
-const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
+pub(crate) const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
 
 /// The vector a sleeping receiver's UPID notifies instead: the kernel's.
 const KERNEL_VECTOR: u8 = bindings::UINTR_KERNEL_VECTOR as u8;

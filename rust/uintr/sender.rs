@@ -75,6 +75,11 @@ impl Sender {
         )
     }
 
+    /// The address of the sender's UITT, for the hardware backend.
+    pub(crate) fn uitt_address(&self) -> u64 {
+        self.table.lock().uitt.address()
+    }
+
     /// Fills a free entry with a connection to `fd`'s receiver and returns
     /// its index; `ENOSPC` when all entries are in use.
     ///

@@ -5,10 +5,10 @@
 //! Each function acts on the calling thread's state and returns the
 //! syscall's value or the error the man page lists.
 
-use core::sync::atomic::Ordering;
 use kernel::bindings;
 use kernel::prelude::*;
 
+use crate::cpu;
 use crate::errno;
 use crate::file;
 use crate::glue;
@@ -75,12 +75,16 @@ pub(crate) fn register_handler(
     if thread.receiver().is_some() {
         return Err(EBUSY);
     }
-    if flags.interrupt_sleep && !waitlist::available() {
+    // On the hardware, the CPU delivers without the kernel: it cannot end
+    // the thread's sleeps.
+    if flags.interrupt_sleep && (!waitlist::available() || cpu::is_hardware()) {
         return Err(errno::eopnotsupp());
     }
     let receiver = Receiver::new(handler, current!().pid(), flags)?;
-    // Installed first, so that from here on context switches keep the UPID
+    // The registers first (nothing can be posted yet: there is no fd);
+    // then installed, so that from here on context switches keep the UPID
     // in step; then pointed at the CPU this thread runs on now.
+    cpu::load_receiver(&receiver)?;
     thread.set_receiver(receiver.clone());
     receiver.activate();
     Ok(0)
@@ -91,9 +95,10 @@ pub(crate) fn unregister_handler(thread: &ThreadState<'_>, flags: u32) -> Result
     require_enabled()?;
     require_no_flags(flags)?;
     let receiver = thread.take_receiver().ok_or(EINVAL)?;
+    // Requests recognized and not delivered go with the handler; the CPU
+    // forgets the UPID before the receiver can go.
+    cpu::unload_receiver(thread);
     receiver.shutdown();
-    // Requests recognized and not delivered go with the handler.
-    thread.uirr().store(0, Ordering::Relaxed);
     Ok(0)
 }
 
@@ -122,6 +127,10 @@ pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> 
     };
     let index = object.connect(&sender)?;
     if is_new {
+        if let Err(err) = cpu::load_sender(&sender) {
+            sender.shutdown();
+            return Err(err);
+        }
         thread.set_sender(sender);
     }
     Ok(index)
@@ -167,12 +176,15 @@ pub(crate) fn wait(thread: &ThreadState<'_>, flags: u32, timeout: u64) -> Result
     wait::wait(thread, receiver, deadline)
 }
 
-/// Exit or exec: the thread gives up its receiver and its sender.
+/// Exit or exec: the thread gives up its receiver and its sender (its
+/// registers first, so the CPU stops using the UPID and the UITT).
 pub(crate) fn release_thread(thread: &ThreadState<'_>) {
     if let Some(receiver) = thread.take_receiver() {
+        cpu::unload_receiver(thread);
         receiver.shutdown();
     }
     if let Some(sender) = thread.take_sender() {
+        cpu::unload_sender();
         sender.shutdown();
     }
 }

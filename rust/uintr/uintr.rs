@@ -18,6 +18,8 @@
 //!   arithmetic in [`timeout`]) or in other calls (their fate in
 //!   [`restart`]); [`regs`], [`user`] and [`glue`] are the raw access to
 //!   registers, user memory and the C helpers;
+//! - [`cpu`]: the thread's user interrupt registers, emulated or the
+//!   hardware's MSRs (programmed as [`hwregs`] says);
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
@@ -30,6 +32,7 @@ const __LOG_PREFIX: &[u8] = b"uintr\0";
 
 pub mod entry;
 
+mod cpu;
 mod delivery;
 mod emulate;
 mod errno;
@@ -55,6 +58,7 @@ mod waitlist;
 // register; host-tested (scripts/host-tests.sh).
 mod decode;
 mod frame;
+mod hwregs;
 mod restart;
 mod timeout;
 mod uirr;

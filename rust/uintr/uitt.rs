@@ -44,6 +44,12 @@ impl Uitt {
         Ok(unsafe { table.assume_init() })
     }
 
+    /// The address IA32_UINTR_TT holds on UINTR hardware; stable, as the
+    /// table never moves out of its box.
+    pub(crate) fn address(&self) -> u64 {
+        self as *const Self as u64
+    }
+
     /// Makes entry `index` post `vector` to the UPID at `upid`.
     pub(crate) fn set(&self, index: usize, upid: u64, vector: u8) {
         let entry = &self.entries[index];

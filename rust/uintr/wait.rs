@@ -10,10 +10,10 @@
 //! kernel vector, whose handler finds the waiter and wakes it (a wakeup
 //! after the mark makes the sleep return at once).
 
-use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::ArcBorrow;
 
+use crate::cpu;
 use crate::delivery;
 use crate::errno;
 use crate::glue::{self, CpuPin};
@@ -79,10 +79,7 @@ fn sleep_until_pending(
 ) -> Wakeup {
     loop {
         glue::set_interruptible();
-        if receiver.upid().has_posted()
-            || thread.uirr().load(Ordering::Acquire) != 0
-            || current!().signal_pending()
-        {
+        if is_pending(thread, receiver) || current!().signal_pending() {
             glue::set_running();
             return Wakeup::Interrupted;
         }
@@ -90,4 +87,10 @@ fn sleep_until_pending(
             return Wakeup::TimedOut;
         }
     }
+}
+
+/// Whether a request is posted to the receiver's UPID or recognized in
+/// its UIRR.
+fn is_pending(thread: &ThreadState<'_>, receiver: &Receiver) -> bool {
+    receiver.upid().has_posted() || cpu::requests(thread) != 0
 }

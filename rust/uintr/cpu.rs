@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The calling thread's user interrupt registers, wherever this boot keeps
+//! them: the emulated CPU's register file (`thread.uintr`, next to the
+//! receiver and sender) or, on UINTR hardware, the CPU's MSRs, which the
+//! XSAVE state saves and restores with the thread.
+//!
+//! Registration programs them, teardown clears them, and recognition done
+//! in software (after uintr_wait(), after a context switch) adds to UIRR,
+//! the same way in both modes.  The emulator and the delivery of the
+//! emulated CPU use the register file directly; on the hardware the CPU
+//! itself executes the instructions, recognizes notifications and
+//! delivers.
+//!
+//! Every function acts on the current thread, in process context.
+
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+
+use crate::glue;
+use crate::hwregs::{self, MsrWrite};
+use crate::mode::{self, Mode};
+use crate::receiver::{Receiver, NOTIFICATION_VECTOR};
+use crate::sender::Sender;
+use crate::thread::ThreadState;
+use crate::uitt::UITT_ENTRIES;
+
+/// Whether the CPU runs User Interrupts on this boot (else the emulator).
+pub(crate) fn is_hardware() -> bool {
+    mode::current() == Mode::Hardware
+}
+
+/// Applies `writes` to the MSRs, in order.
+fn program(writes: &[MsrWrite]) {
+    for write in writes {
+        glue::update_msr(*write);
+    }
+}
+
+/// The calling thread is to be `receiver`'s thread: on the hardware, its
+/// MSRs name the handler, the stack adjustment, the UPID and UINV.
+pub(crate) fn load_receiver(receiver: &Receiver) -> Result {
+    if !is_hardware() {
+        return Ok(());
+    }
+    let writes = hwregs::load_receiver(
+        receiver.handler(),
+        receiver.stack_adjust(),
+        receiver.upid().address(),
+        NOTIFICATION_VECTOR,
+    )
+    .map_err(refuse)?;
+    program(&writes);
+    Ok(())
+}
+
+/// The calling thread stops being a receiver: the CPU no longer
+/// recognizes or delivers anything for it, and UIRR is empty.  Done
+/// before the receiver (and maybe its UPID) goes.
+pub(crate) fn unload_receiver(thread: &ThreadState<'_>) {
+    if is_hardware() {
+        program(&hwregs::unload_receiver());
+    }
+    thread.uirr().store(0, Ordering::Relaxed);
+}
+
+/// The calling thread is to be `sender`'s thread: on the hardware,
+/// SENDUIPI reads its UITT from now on.
+pub(crate) fn load_sender(sender: &Sender) -> Result {
+    if !is_hardware() {
+        return Ok(());
+    }
+    // 256 entries: the conversion is exact.
+    let writes = hwregs::load_sender(sender.uitt_address(), UITT_ENTRIES as u32).map_err(refuse)?;
+    program(&writes);
+    Ok(())
+}
+
+/// The calling thread stops being a sender: SENDUIPI is a #UD again.
+/// Done before its UITT goes.
+pub(crate) fn unload_sender() {
+    if is_hardware() {
+        program(&hwregs::unload_sender());
+    }
+}
+
+/// Adds `requests` to the calling thread's UIRR; returns the new UIRR.
+pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
+    if is_hardware() {
+        return glue::update_msr(hwregs::add_requests(requests));
+    }
+    thread.uirr().fetch_or(requests, Ordering::AcqRel) | requests
+}
+
+/// The calling thread's UIRR.
+pub(crate) fn requests(thread: &ThreadState<'_>) -> u64 {
+    if is_hardware() {
+        return glue::update_msr(hwregs::read_requests());
+    }
+    thread.uirr().load(Ordering::Acquire)
+}
+
+/// Registers that cannot be programmed: `EINVAL`, with a warning, as the
+/// types guarantee the alignment and the adjustment (a kernel bug).
+fn refuse(invalid: hwregs::Invalid) -> Error {
+    pr_warn!("cannot program the UINTR MSRs: {:?}\n", invalid);
+    EINVAL
+}
