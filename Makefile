@@ -179,8 +179,11 @@ host-test: tree
 	@scripts/host-tests.sh $(RESULTS) || true
 	@python3 scripts/harness.py selftest > $(RESULTS)/harness-selftest.tap || true
 
-# Tests that also run in a second boot with uintr=off (KUnit off there).
+# Tests that also run in further boots, one per uintr= value of
+# EXTRA_BOOTS (KUnit off there): off, and hw (off too without the
+# hardware).
 OFF_TESTS := boot_mode
+EXTRA_BOOTS := off hw
 
 # The disabled flavor runs only these, told what to expect.
 ifeq ($(FLAVOR),disabled)
@@ -191,20 +194,25 @@ endif
 check: host-test initramfs
 	@echo "check: booting the $(FLAVOR) kernel (QEMU, 2 vCPUs)"
 	@mkdir -p $(RESULTS)
+	@rm -f $(RESULTS)/console-*.log $(RESULTS)/qemu-status-*
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
 		$(RESULTS)/console.log; echo $$? > $(RESULTS)/qemu-status
 	@if [ -z "$(T)" ] && [ "$(FLAVOR)" != disabled ]; then \
-		echo "check: booting again with uintr=off"; \
-		UINTR_MEM=$(GUEST_MEM) UINTR_TESTS=$(OFF_TESTS) \
-		UINTR_CMDLINE="uintr=off kunit.enable=0" \
-		scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
-			$(RESULTS)/console-off.log; echo $$? > $(RESULTS)/qemu-status-off; \
-	else rm -f $(RESULTS)/console-off.log; fi
+		for m in $(EXTRA_BOOTS); do \
+			echo "check: booting again with uintr=$$m"; \
+			UINTR_MEM=$(GUEST_MEM) UINTR_TESTS=$(OFF_TESTS) \
+			UINTR_CMDLINE="uintr=$$m kunit.enable=0" \
+			scripts/run-guest.sh check $(BZIMAGE) $(INITRAMFS) \
+				$(RESULTS)/console-$$m.log; \
+			echo $$? > $(RESULTS)/qemu-status-$$m; \
+		done; \
+	fi
 	@python3 scripts/harness.py summary \
 		$(foreach t,$(wildcard $(RESULTS)/*.tap),--tap $(t)) \
 		--console $(RESULTS)/console.log --qemu-status $$(cat $(RESULTS)/qemu-status) \
-		$$([ -f $(RESULTS)/console-off.log ] && echo --console $(RESULTS)/console-off.log \
-			--qemu-status $$(cat $(RESULTS)/qemu-status-off))
+		$$(for m in $(EXTRA_BOOTS); do [ -f $(RESULTS)/console-$$m.log ] && \
+			echo --console $(RESULTS)/console-$$m.log \
+			--qemu-status $$(cat $(RESULTS)/qemu-status-$$m); done)
 
 demo: initramfs
 	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh demo $(BZIMAGE) \
