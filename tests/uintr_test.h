@@ -118,6 +118,31 @@ struct uintr_stats {
 	long receivers, senders, upids, uitts, fds, connections;
 };
 
+/*
+ * For a stall report: the fdinfo of uintr_fd (receiver state, UPID) under
+ * the label who, and the notification counters of /proc/interrupts.
+ */
+static inline void uintr_dump_fd(const char *who, int uintr_fd)
+{
+	char path[64], text[1024];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", uintr_fd);
+	if (!uintr_read_file(path, text, sizeof(text)))
+		fprintf(stderr, "# fdinfo of %s:\n%s", who, text);
+}
+
+static inline void uintr_dump_interrupts(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "UIN:") || strstr(line, "UIK:") || strstr(line, "UIS:"))
+			fprintf(stderr, "# %s", line);
+	if (f)
+		fclose(f);
+}
+
 static inline int uintr_read_stats(struct uintr_stats *s)
 {
 	FILE *f = fopen("/sys/kernel/debug/uintr_stats", "r");

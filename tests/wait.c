@@ -478,29 +478,22 @@ static UINTR_HANDLER(count_per_vector)
 
 static void pp_dump(int me, long round)
 {
-	char text[512], line[256];
-	FILE *f;
-
 	fprintf(stderr, "# party %c stalled in round %ld\n", 'A' + me, round);
-	for (int i = 0; i < 2; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pp_fd[i]);
-		if (!uintr_read_file(path, text, sizeof(text)))
-			fprintf(stderr, "# fd of %c:\n%s", 'A' + i, text);
-	}
-	f = fopen("/proc/interrupts", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "UIN:") || strstr(line, "UIK:") || strstr(line, "UIS:"))
-			fprintf(stderr, "# %s", line);
-	if (f)
-		fclose(f);
+	uintr_dump_fd("A", pp_fd[0]);
+	uintr_dump_fd("B", pp_fd[1]);
+	uintr_dump_interrupts();
 }
 
-/* Waits until the handler counted `want` hits of `vector`. */
+/*
+ * Waits until the handler counted `want` hits of `vector`.  A wait that
+ * times out is a lost wakeup; so is one that ends only when its timer
+ * fires (its interrupt was posted long before, but the wakeup came with
+ * the timer: EINTR after about 5 s).
+ */
 static int pp_await(int me, int vector, long want)
 {
 	while (pp_hits[vector] < want) {
+		long long start = now_ns();
 		long ret = 0;
 
 		_clui();
@@ -509,8 +502,10 @@ static int pp_await(int me, int vector, long want)
 		_stui();
 		if (pp_stalled)
 			return -1;
-		if (ret == -ETIMEDOUT) {
+		if (ret == -ETIMEDOUT || now_ns() - start >= 4000000000LL) {
 			pp_stalled = 1;
+			fprintf(stderr, "# wait returned %ld after %lld ms\n", ret,
+				(now_ns() - start) / 1000000);
 			pp_dump(me, want);
 			return -1;
 		}
