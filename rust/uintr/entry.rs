@@ -311,3 +311,8 @@ kunit_entry!(
 );
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 kunit_entry!(uintr_rust_test_connection_rules => kunit::connection_rules);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_early_kernel_vector_keeps_the_wakeup =>
+        kunit::early_kernel_vector_keeps_the_wakeup
+);

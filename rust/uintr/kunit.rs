@@ -3,8 +3,9 @@
 //! KUnit cases of the component (registered by `uintr_kunit.c`).
 //!
 //! They drive the objects directly, without files or user programs: UITT
-//! index allocation, the references that keep a UPID alive, and teardown
-//! from the fd's side and from the sender's.  Each case compares the
+//! index allocation, the references that keep a UPID alive, teardown
+//! from the fd's side and from the sender's, and the kernel vector's
+//! wakeups.  Each case compares the
 //! live-object counters with their value before it started, so a leak or
 //! an early free fails the case.  They run at boot, before user space, so
 //! nothing else changes the counters meanwhile.
@@ -13,10 +14,12 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::errno;
+use crate::glue::{CpuPin, IrqsOff};
 use crate::receiver::{HandlerFlags, Receiver};
 use crate::sender::Sender;
 use crate::stats::{self, Snapshot};
 use crate::uintr_fd::UintrFd;
+use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
 
 /// A case's result: which check failed.
 pub(crate) type Check = core::result::Result<(), &'static str>;
@@ -192,6 +195,45 @@ pub(crate) fn connection_rules() -> Check {
     let fd = alloc(UintrFd::new(&receiver, 9))?;
     fd.release();
     drop((fd, sender, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// The kernel vector's handler on `cpu`, as the interrupt runs it.
+fn kernel_vector(cpu: usize) -> usize {
+    let _irqs = IrqsOff::new();
+    waitlist::wake_posted(cpu)
+}
+
+/// A kernel-vector interrupt on the waiter's CPU between its enqueue and
+/// the redirect of its UPID (uintr_wait() has interrupts on there), with
+/// ON still set by a notification of the user vector, does not use up the
+/// waiter's wakeup: the post after the redirect wakes it, once.
+pub(crate) fn early_kernel_vector_keeps_the_wakeup() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    receiver.activate();
+    let upid = receiver.upid();
+    let waiter = alloc(Waiter::new(upid, Wake::Wait))?;
+    let pin = CpuPin::new();
+    ensure!(waitlist::enqueue(pin.cpu(), &waiter, false));
+    // Posted and picked up while the thread ran: ON set, nothing posted.
+    ensure!(upid.post(5).is_some_and(|n| n.nv != KERNEL_VECTOR));
+    let early = kernel_vector(pin.cpu());
+    upid.take_posted();
+    receiver.block(pin.ndst());
+    ensure!(upid.post(5).is_some_and(|n| n.nv == KERNEL_VECTOR));
+    let woken = kernel_vector(pin.cpu());
+    let again = kernel_vector(pin.cpu());
+    receiver.unblock(pin.ndst());
+    let after = kernel_vector(pin.cpu());
+    drop(pin);
+    waitlist::dequeue(&waiter);
+    ensure!(early == 0);
+    ensure!(woken == 1);
+    ensure!(again == 0);
+    ensure!(after == 0);
+    drop((waiter, receiver));
     ensure!(stats::snapshot() == base);
     Ok(())
 }

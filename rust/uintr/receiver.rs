@@ -20,7 +20,7 @@ use crate::glue::{self, CpuPin, IrqsOff};
 
 use crate::stats::{self, Live};
 use crate::upid::Upid;
-use crate::waitlist::{self, Waiter, Wake};
+use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
 
 /// Vectors per receiver: 0 (lowest priority) to 63 (highest).
 pub(crate) const VECTORS: u64 = 64;
@@ -31,9 +31,6 @@ const STACK_ADJUST: u64 = 128;
 
 /// The notification vector of every receiver's UPID (UINV).
 pub(crate) const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
-
-/// The vector a sleeping receiver's UPID notifies instead: the kernel's.
-const KERNEL_VECTOR: u8 = bindings::UINTR_KERNEL_VECTOR as u8;
 
 /// What the receiving thread does, as far as its UPID is concerned.
 const RUNNING: u8 = 0;

@@ -135,6 +135,11 @@ impl Upid {
         self.control.load(Ordering::SeqCst) & UPID_ON != 0
     }
 
+    /// Whether posts notify vector `nv` (NV).
+    pub(crate) fn notifies(&self, nv: u8) -> bool {
+        self.control.load(Ordering::SeqCst) & UPID_NV_MASK == u64::from(nv) << UPID_NV_SHIFT
+    }
+
     /// The control word and the posted requests as they are now, for
     /// fdinfo (they may change at any moment).
     pub(crate) fn snapshot(&self) -> (u64, u64) {

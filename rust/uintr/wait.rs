@@ -8,7 +8,10 @@
 //! and only then looks at the posted requests.  A post before the redirect
 //! is seen by that look; a post after it finds ON clear and notifies the
 //! kernel vector, whose handler finds the waiter and wakes it (a wakeup
-//! after the mark makes the sleep return at once).
+//! after the mark makes the sleep return at once).  That handler may also
+//! run between the enqueue and the redirect, for another waiter: it
+//! leaves this one alone until its UPID names the kernel vector (see
+//! [`waitlist`]), so the wakeup is kept for the post that needs it.
 
 use kernel::prelude::*;
 use kernel::sync::ArcBorrow;

@@ -28,6 +28,10 @@ use kernel::types::ARef;
 use crate::glue::{self, IrqsOff};
 use crate::upid::Upid;
 
+/// The vector a sleeping receiver's UPID notifies instead of the user
+/// vector: the kernel's, whose handler is [`wake_posted`].
+pub(crate) const KERNEL_VECTOR: u8 = bindings::UINTR_KERNEL_VECTOR as u8;
+
 /// How the handler wakes a waiter.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wake {
@@ -89,9 +93,19 @@ impl Waiter {
         )
     }
 
-    /// Whether the handler should wake it.
+    /// Whether the handler should wake it: only once its UPID notifies
+    /// the kernel vector.  Before that (between `enqueue` and the
+    /// redirect, with interrupts on in uintr_wait()), ON may still be set
+    /// by a notification of the user vector; waking the thread for it,
+    /// while it still runs, would use up its one wakeup, and the
+    /// notification the redirect makes due would then find it woken
+    /// already and leave it asleep.  After the redirect, ON set or a
+    /// request posted means the thread sees the request when it looks.
     fn wants_wakeup(&self) -> bool {
-        self.upid.is_notified() || self.upid.has_posted() || self.due.load(Ordering::Relaxed)
+        self.upid.notifies(KERNEL_VECTOR)
+            && (self.upid.is_notified()
+                || self.upid.has_posted()
+                || self.due.load(Ordering::Relaxed))
     }
 }
 
@@ -174,11 +188,12 @@ pub(crate) fn dequeue(waiter: &Waiter) {
 const BATCH: usize = 8;
 
 /// The kernel vector arrived on `cpu` (interrupts are off): wake its
-/// waiters that have something posted, each once.
-pub(crate) fn wake_posted(cpu: usize) {
+/// waiters that have something posted, each once; returns how many.
+pub(crate) fn wake_posted(cpu: usize) -> usize {
     let Some(list) = wait_list(cpu) else {
-        return;
+        return 0;
     };
+    let mut woken = 0;
     loop {
         let mut batch: [Option<(ARef<Task>, Wake)>; BATCH] = Default::default();
         let mut n = 0;
@@ -197,8 +212,9 @@ pub(crate) fn wake_posted(cpu: usize) {
                 Wake::InterruptSleep => notify_signal(task),
             }
         }
+        woken += n;
         if n < BATCH {
-            return;
+            return woken;
         }
     }
 }
