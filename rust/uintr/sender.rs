@@ -49,6 +49,8 @@ pub(crate) struct Sender {
     /// The table, locked per sender.
     #[pin]
     table: SpinLock<SenderTable>,
+    /// Where the table lives (it never moves out of its box).
+    uitt_address: u64,
     /// Counts this sender in [`stats::SENDERS`].
     _live: Live,
 }
@@ -57,6 +59,7 @@ impl Sender {
     /// A new sender with an empty table.
     pub(crate) fn new() -> Result<Arc<Self>> {
         let uitt = Uitt::new()?;
+        let uitt_address = uitt.address();
         let mut slots = KVec::with_capacity(UITT_ENTRIES, GFP_KERNEL)?;
         for _ in 0..UITT_ENTRIES {
             slots.push(None, GFP_KERNEL)?;
@@ -69,6 +72,7 @@ impl Sender {
         Arc::pin_init(
             pin_init!(Self {
                 table <- new_spinlock!(table, "uintr::Sender::table"),
+                uitt_address,
                 _live: Live::new(&stats::SENDERS),
             }),
             GFP_KERNEL,
@@ -77,7 +81,7 @@ impl Sender {
 
     /// The address of the sender's UITT, for the hardware backend.
     pub(crate) fn uitt_address(&self) -> u64 {
-        self.table.lock().uitt.address()
+        self.uitt_address
     }
 
     /// Fills a free entry with a connection to `fd`'s receiver and returns
