@@ -86,29 +86,42 @@ LIBUINTR_API int libuintr_available(void)
 	return libuintr_unregister_handler(0) == 0;
 }
 
-static int send_fd(int sock, int fd)
-{
-	char byte = 'u';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+/* The message both fd helpers use: one byte, and room for one fd. */
+struct fd_message {
+	char byte;
+	struct iovec iov;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} control;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	struct msghdr msg;
+};
+
+static void fd_message_init(struct fd_message *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->byte = 'u';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->control.buf;
+	m->msg.msg_controllen = sizeof(m->control.buf);
+}
+
+static int send_fd(int sock, int fd)
+{
+	struct fd_message m;
+	struct cmsghdr *c;
 	ssize_t n;
 
-	memset(&control, 0, sizeof(control));
+	fd_message_init(&m);
+	c = CMSG_FIRSTHDR(&m.msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	n = sendmsg(sock, &m.msg, MSG_NOSIGNAL);
 	if (n < 0)
 		return -errno;
 	return n == 1 ? 0 : -EIO;
@@ -116,32 +129,22 @@ static int send_fd(int sock, int fd)
 
 static int recv_fd(int sock)
 {
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
+	struct fd_message m;
 	struct cmsghdr *c;
 	ssize_t n;
 	int fd = -1;
 
-	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	fd_message_init(&m);
+	n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -EPIPE;
-	c = CMSG_FIRSTHDR(&msg);
+	c = CMSG_FIRSTHDR(&m.msg);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 	    c->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (msg.msg_flags & MSG_CTRUNC) {
+	if (m.msg.msg_flags & MSG_CTRUNC) {
 		/* More than one descriptor came: take none of them. */
 		if (fd >= 0)
 			close(fd);
