@@ -218,68 +218,64 @@ TEST(receiver_thread_exits_while_connected)
 	EXPECT_TRUE(stats_become(plus(base, 0, 1, 0, 1, 0, 0)));
 }
 
-struct sender_arg {
+/* A thread of this process connected to a uintr_fd of this thread. */
+FIXTURE(sender_thread) {
+	struct uintr_stats base;
+	pthread_barrier_t connected, finish;
 	int fd;
 	long index;
-	pthread_barrier_t *connected, *finish;
+	pthread_t t;
 };
 
-static void *sender_thread(void *arg)
+static void *sender_thread_main(void *arg)
 {
-	struct sender_arg *s = arg;
+	FIXTURE_DATA(sender_thread) *self = arg;
 
-	s->index = uintr_register_sender(s->fd, 0);
-	pthread_barrier_wait(s->connected);
-	pthread_barrier_wait(s->finish);
+	self->index = uintr_register_sender(self->fd, 0);
+	pthread_barrier_wait(&self->connected);
+	pthread_barrier_wait(&self->finish);
 	return NULL;
 }
 
-TEST(sender_thread_exits_first)
+FIXTURE_SETUP(sender_thread)
 {
-	struct uintr_stats base;
-	pthread_barrier_t connected, finish;
-	struct sender_arg s = { .connected = &connected, .finish = &finish };
-	pthread_t t;
-
-	ASSERT_EQ(0, uintr_read_stats(&base));
-	pthread_barrier_init(&connected, NULL, 2);
-	pthread_barrier_init(&finish, NULL, 2);
-	s.fd = setup_receiver(30);
-	ASSERT_GE(s.fd, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, sender_thread, &s));
-	pthread_barrier_wait(&connected);
-	EXPECT_EQ(0, s.index);
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 1, 1)));
-	pthread_barrier_wait(&finish);
-	pthread_join(t, NULL);
-	EXPECT_TRUE(stats_become(plus(base, 1, 0, 1, 0, 1, 0)));
-	/* The fd still takes new senders. */
-	EXPECT_EQ(0, uintr_register_sender(s.fd, 0));
+	ASSERT_EQ(0, uintr_read_stats(&self->base));
+	pthread_barrier_init(&self->connected, NULL, 2);
+	pthread_barrier_init(&self->finish, NULL, 2);
+	self->fd = setup_receiver(30);
+	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, pthread_create(&self->t, NULL, sender_thread_main, self));
+	pthread_barrier_wait(&self->connected);
+	ASSERT_EQ(0, self->index);
 }
 
-TEST(fd_closed_while_sender_thread_connected)
-{
-	struct uintr_stats base;
-	pthread_barrier_t connected, finish;
-	struct sender_arg s = { .connected = &connected, .finish = &finish };
-	pthread_t t;
+FIXTURE_TEARDOWN(sender_thread) {}
 
-	ASSERT_EQ(0, uintr_read_stats(&base));
-	pthread_barrier_init(&connected, NULL, 2);
-	pthread_barrier_init(&finish, NULL, 2);
-	s.fd = setup_receiver(31);
-	ASSERT_GE(s.fd, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, sender_thread, &s));
-	pthread_barrier_wait(&connected);
-	EXPECT_EQ(0, s.index);
-	close(s.fd);
+/* Lets the sender thread exit and waits for it. */
+static void sender_thread_exit(FIXTURE_DATA(sender_thread) *self)
+{
+	pthread_barrier_wait(&self->finish);
+	pthread_join(self->t, NULL);
+}
+
+TEST_F(sender_thread, exits_first)
+{
+	EXPECT_TRUE(stats_become(plus(self->base, 1, 1, 1, 1, 1, 1)));
+	sender_thread_exit(self);
+	EXPECT_TRUE(stats_become(plus(self->base, 1, 0, 1, 0, 1, 0)));
+	/* The fd still takes new senders. */
+	EXPECT_EQ(0, uintr_register_sender(self->fd, 0));
+}
+
+TEST_F(sender_thread, fd_closed_while_connected)
+{
+	close(self->fd);
 	/* Connection and fd object gone while the sender still lives. */
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 0, 0)));
-	pthread_barrier_wait(&finish);
-	pthread_join(t, NULL);
-	EXPECT_TRUE(stats_become(plus(base, 1, 0, 1, 0, 0, 0)));
+	EXPECT_TRUE(stats_become(plus(self->base, 1, 1, 1, 1, 0, 0)));
+	sender_thread_exit(self);
+	EXPECT_TRUE(stats_become(plus(self->base, 1, 0, 1, 0, 0, 0)));
 	/* The vector is free again. */
-	EXPECT_GE(uintr_create_fd(31, 0), 0);
+	EXPECT_GE(uintr_create_fd(30, 0), 0);
 }
 
 TEST(receiver_process_exits_before_sender_process)

@@ -35,11 +35,6 @@
 
 #include "kselftest_harness.h"
 
-/* Tests that need more than the harness's default 30 s under TCG. */
-FIXTURE(slow) {};
-FIXTURE_SETUP(slow) {}
-FIXTURE_TEARDOWN(slow) {}
-
 #define VECTOR		17
 #define SLOTS		3	/* sender threads 0 and 1, sender process 2 */
 #define PROC_SLOT	2
@@ -580,44 +575,32 @@ static long run_scenario(struct __test_metadata *_metadata, enum scenario sc)
 	return tot.rounds;
 }
 
-TEST_F_TIMEOUT(slow, receiver_exits_first, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, RECEIVER_EXITS));
-}
+/* One variant per scenario (more than the default 30 s under TCG). */
+FIXTURE(teardown) {};
+FIXTURE_VARIANT(teardown) {
+	enum scenario sc;
+};
+FIXTURE_SETUP(teardown) {}
+FIXTURE_TEARDOWN(teardown) {}
 
-TEST_F_TIMEOUT(slow, receiver_process_killed, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, RECEIVER_KILLED));
-}
+FIXTURE_VARIANT_ADD(teardown, receiver_exits_first) { .sc = RECEIVER_EXITS };
+FIXTURE_VARIANT_ADD(teardown, receiver_process_killed) { .sc = RECEIVER_KILLED };
+FIXTURE_VARIANT_ADD(teardown, receiver_process_killed_holding_the_last_fd) {
+	.sc = RECEIVER_KILLED_LAST_FD
+};
+FIXTURE_VARIANT_ADD(teardown, senders_exit_first) { .sc = SENDERS_EXIT };
+FIXTURE_VARIANT_ADD(teardown, fd_closed_first) { .sc = FD_CLOSED };
+FIXTURE_VARIANT_ADD(teardown, fd_holder_process_exits_first) { .sc = FD_HOLDER_EXITS };
+FIXTURE_VARIANT_ADD(teardown, unregister_handler_while_senders_send) {
+	.sc = UNREGISTER_HANDLER
+};
+FIXTURE_VARIANT_ADD(teardown, unregister_sender_while_others_send) {
+	.sc = UNREGISTER_SENDER
+};
 
-TEST_F_TIMEOUT(slow, receiver_process_killed_holding_the_last_fd, 300)
+TEST_F_TIMEOUT(teardown, every_round_cleans_up, 300)
 {
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, RECEIVER_KILLED_LAST_FD));
-}
-
-TEST_F_TIMEOUT(slow, senders_exit_first, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, SENDERS_EXIT));
-}
-
-TEST_F_TIMEOUT(slow, fd_closed_first, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, FD_CLOSED));
-}
-
-TEST_F_TIMEOUT(slow, fd_holder_process_exits_first, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, FD_HOLDER_EXITS));
-}
-
-TEST_F_TIMEOUT(slow, unregister_handler_while_senders_send, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, UNREGISTER_HANDLER));
-}
-
-TEST_F_TIMEOUT(slow, unregister_sender_while_others_send, 300)
-{
-	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, UNREGISTER_SENDER));
+	EXPECT_EQ(scenario_rounds(), run_scenario(_metadata, variant->sc));
 }
 
 TEST_HARNESS_MAIN
