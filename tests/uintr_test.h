@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -111,6 +112,51 @@ static inline int uintr_read_file(const char *path, char *buf, size_t size)
 		return -1;
 	buf[n] = '\0';
 	return 0;
+}
+
+/*
+ * Whether the CPU itself runs user interrupts on this boot: the kernel
+ * shows the "uintr" flag in /proc/cpuinfo in hardware mode only.
+ */
+static inline int uintr_hardware_mode(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "flags", 5) &&
+			(strstr(line, " uintr ") || strstr(line, " uintr\n"));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The sum over all CPUs of the /proc/interrupts row name ("UIN"), or -1. */
+static inline long long uintr_irq_count(const char *name)
+{
+	char line[1024], *p, *end;
+	long long sum = -1;
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && sum < 0 && fgets(line, sizeof(line), f)) {
+		for (p = line; *p == ' '; p++)
+			;
+		if (strncmp(p, name, len) || p[len] != ':')
+			continue;
+		sum = 0;
+		for (p += len + 1;; p = end) {
+			long long n = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += n;
+		}
+	}
+	if (f)
+		fclose(f);
+	return sum;
 }
 
 /* /sys/kernel/debug/uintr_stats */

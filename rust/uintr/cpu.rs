@@ -84,6 +84,16 @@ pub(crate) fn unload_sender() {
     }
 }
 
+/// On the hardware, makes sure the CPU recognizes the calling receiver's
+/// notifications again: XSAVES cleared UINV when the thread was switched
+/// out or forked, and no XRSTORS may have set it since (see
+/// [`hwregs::arm_notifications`]).  Costs one RDMSR when UINV is intact.
+pub(crate) fn rearm_notifications() {
+    if is_hardware() {
+        program(&[hwregs::arm_notifications(NOTIFICATION_VECTOR)]);
+    }
+}
+
 /// Adds `requests` to the calling thread's UIRR; returns the new UIRR.
 pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
     if is_hardware() {

@@ -112,24 +112,28 @@ pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interr
     }
 }
 
-/// The receiver arrives on the CPU `ndst`; returns whether a delivery is
-/// due.  A thread in uintr_wait() keeps its UPID as it is (see
-/// `recognize`); it picks up its requests when the wait ends.
+/// The receiver arrives on the CPU `ndst`; returns whether the
+/// exit-to-user work must run for it ([`deliver`]).  A thread in
+/// uintr_wait() keeps its UPID as it is (see `recognize`); it picks up
+/// its requests when the wait ends.
+///
+/// On the hardware the answer is always yes: the thread's registers are
+/// loaded on the way to user mode only, and if they stayed loaded on this
+/// CPU (no XRSTORS), UINV is still the zero that XSAVES left when the
+/// thread was switched out; `deliver` re-arms it and picks up what was
+/// posted meanwhile.
 pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
     let Some(receiver) = thread.receiver() else {
         return false;
     };
+    let hardware = cpu::is_hardware();
     if receiver.is_waiting() {
-        return false;
+        return hardware;
     }
     if !receiver.disarm(ndst) {
         receiver.upid().run_on(ndst);
     }
-    if cpu::is_hardware() {
-        // Its registers are loaded on the way to user mode only.
-        return posted_recognition(&receiver).is_pending();
-    }
-    pick_up(thread).is_pending()
+    hardware || pick_up(thread).is_pending()
 }
 
 /// Delivers the highest pending vector if UIF allows: pushes the frame
@@ -137,12 +141,15 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
 /// vector's UIRR bit and UIF, and enters the handler.  `EFAULT` if the
 /// frame cannot be written: the task gets SIGSEGV, the request stays.
 ///
-/// On the hardware, only recognizes: the CPU delivers once in user mode.
+/// On the hardware, re-arms UINV (first: a notification from then on is
+/// recognized by the CPU) and recognizes what was posted before; the CPU
+/// delivers once in user mode.
 pub(crate) fn deliver(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Result {
     let Some(receiver) = thread.receiver() else {
         return Ok(());
     };
     if cpu::is_hardware() {
+        cpu::rearm_notifications();
         pick_up(thread);
         return Ok(());
     }

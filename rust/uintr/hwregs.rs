@@ -138,6 +138,17 @@ pub(crate) fn unload_sender() -> [MsrWrite; 2] {
     ]
 }
 
+/// Re-arms recognition: UINV is `uinv` again, UITTSZ untouched.  XSAVES
+/// clears UINV once it has saved it; XRSTORS sets it again, but a thread
+/// whose registers stayed loaded (switched back to the same CPU with
+/// nothing else using the FPU there, or the parent of a fork, whose
+/// registers were saved into the child's buffer) gets no XRSTORS and
+/// would run on with UINV = 0: every notification would then reach the
+/// kernel instead of the CPU's recognition.
+pub(crate) fn arm_notifications(uinv: u8) -> MsrWrite {
+    MsrWrite::field(MSR_MISC, MISC_UINV, u64::from(uinv) << MISC_UINV_SHIFT)
+}
+
 /// Recognition in software: `requests` join UIRR.
 pub(crate) fn add_requests(requests: u64) -> MsrWrite {
     MsrWrite {
@@ -236,6 +247,22 @@ mod tests {
         regs.apply(&[add_requests(1 << 9)]);
         regs.apply(&load_receiver(HANDLER, 128, UPID, 0xec).unwrap());
         assert_eq!(regs.get(MSR_UIRR), 0);
+    }
+
+    #[test]
+    fn rearming_restores_uinv_that_xsaves_cleared() {
+        let mut regs = Regs::default();
+        regs.apply(&load_sender(UITT, 256).unwrap());
+        regs.apply(&load_receiver(HANDLER, 128, UPID, 0xec).unwrap());
+        let misc = regs.get(MSR_MISC);
+        // XSAVES: UINV cleared, UITTSZ kept.
+        regs.0[(MSR_MISC - MSR_UIRR) as usize] &= !MISC_UINV;
+        assert_eq!(regs.get(MSR_MISC), 255);
+        regs.apply(&[arm_notifications(0xec)]);
+        assert_eq!(regs.get(MSR_MISC), misc);
+        // Re-arming an armed thread changes nothing.
+        let w = arm_notifications(0xec);
+        assert_eq!(apply(&w, misc), misc);
     }
 
     #[test]
