@@ -94,6 +94,25 @@ pub(crate) fn rearm_notifications() {
     }
 }
 
+/// A UITT entry was just invalidated: returns once no CPU can still be
+/// inside a SENDUIPI that read it while it was valid, so that what the
+/// entry named (the UPID) may be freed.
+///
+/// On the hardware, SENDUIPI reads the entry, then posts to the UPID and
+/// reads its NV and NDST, all within one instruction; a CPU takes
+/// interrupts only between instructions.  Once every other CPU has taken
+/// one after the invalidation, each either finished its SENDUIPI or will
+/// read the invalid entry (#GP).  RCU would not do: a CPU in user mode
+/// may be in an extended quiescent state, without any interrupt, in the
+/// middle of that SENDUIPI.  The CPU running this is in the kernel, no
+/// SENDUIPI in flight.  The emulator posts under the sender's table lock,
+/// which the invalidation took: nothing to wait for.
+pub(crate) fn wait_for_senduipis() {
+    if is_hardware() {
+        glue::sync_all_cpus();
+    }
+}
+
 /// Adds `requests` to the calling thread's UIRR; returns the new UIRR.
 pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
     if is_hardware() {

@@ -15,6 +15,7 @@ use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLock};
 
+use crate::cpu;
 use crate::stats::{self, Live};
 use crate::uintr_fd::UintrFd;
 use crate::uitt::{Uitt, UITT_ENTRIES};
@@ -119,7 +120,9 @@ impl Sender {
 
     /// Invalidates entry `index` if it still is a connection to `fd`.
     ///
-    /// Called with `fd`'s connection lock held.
+    /// Called with `fd`'s connection lock held (a mutex), in process
+    /// context: on the hardware it waits for every CPU (see
+    /// `cpu::wait_for_senduipis`).
     pub(crate) fn uninstall(&self, index: usize, fd: &UintrFd) {
         let slot = {
             let mut table = self.table.lock();
@@ -131,7 +134,14 @@ impl Sender {
                 _ => None,
             }
         };
-        // Dropped outside the spinlock: it may free the fd object.
+        if slot.is_some() {
+            // On the hardware, a SENDUIPI on another CPU may have read the
+            // entry before it was cleared and still be posting to the UPID
+            // (see `cpu::wait_for_senduipis`).
+            cpu::wait_for_senduipis();
+        }
+        // Dropped outside the spinlock: it may free the fd object, and
+        // with it the UPID.
         drop(slot);
     }
 
