@@ -113,6 +113,51 @@ pub(crate) fn wait_for_senduipis() {
     }
 }
 
+/// What the kernel needs to know of a receiver's registers to decide for
+/// it: whether its handler may run (UIF) and what is pending for it.
+pub(crate) struct UserState {
+    /// User interrupts are enabled.
+    pub(crate) uif: bool,
+    /// Requests to deliver: UIRR, and on the hardware also those still
+    /// posted in the UPID (the exit-to-user work moves them to UIRR).
+    pub(crate) requests: u64,
+}
+
+/// The state of a receiver that the context switch takes off its CPU:
+/// on the hardware, as its saved XSAVE state holds it (the switch has
+/// just saved the registers, or they were saved already).
+pub(crate) fn leaving_state(thread: &ThreadState<'_>) -> UserState {
+    if is_hardware() {
+        let (uif, uirr) = glue::saved_user_state(thread, false);
+        return UserState {
+            uif,
+            requests: uirr,
+        };
+    }
+    UserState {
+        uif: thread.uif(),
+        requests: thread.uirr().load(Ordering::Acquire),
+    }
+}
+
+/// The state of the calling thread, `receiver`'s, in process context.
+/// On the hardware its registers are saved first to read them, which
+/// clears UINV: the exit-to-user work is asked to re-arm it.
+pub(crate) fn own_state(thread: &ThreadState<'_>, receiver: &Receiver) -> UserState {
+    if is_hardware() {
+        let (uif, uirr) = glue::saved_user_state(thread, true);
+        glue::request_delivery();
+        return UserState {
+            uif,
+            requests: uirr | receiver.upid().posted(),
+        };
+    }
+    UserState {
+        uif: thread.uif(),
+        requests: thread.uirr().load(Ordering::Acquire),
+    }
+}
+
 /// Adds `requests` to the calling thread's UIRR; returns the new UIRR.
 pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
     if is_hardware() {

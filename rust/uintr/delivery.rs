@@ -104,9 +104,10 @@ pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interr
     if receiver.is_waiting() {
         return;
     }
-    let armed = interruptible
-        && thread.uif()
-        && receiver.arm(cpu, ndst, thread.uirr().load(Ordering::Acquire) != 0);
+    let armed = interruptible && receiver.flags().interrupt_sleep && {
+        let state = cpu::leaving_state(thread);
+        state.uif && receiver.arm(cpu, ndst, state.requests != 0)
+    };
     if !armed {
         receiver.upid().suppress();
     }
@@ -190,7 +191,11 @@ pub(crate) fn settle_interrupted_syscall(
         return false;
     };
     let flags = receiver.flags();
-    if !flags.interrupt_sleep || !thread.uif() || thread.uirr().load(Ordering::Acquire) == 0 {
+    if !flags.interrupt_sleep {
+        return false;
+    }
+    let state = cpu::own_state(thread, &receiver);
+    if !state.uif || state.requests == 0 {
         return false;
     }
     // The return value is a negative errno or a result: the cast

@@ -75,9 +75,7 @@ pub(crate) fn register_handler(
     if thread.receiver().is_some() {
         return Err(EBUSY);
     }
-    // On the hardware, the CPU delivers without the kernel: it cannot end
-    // the thread's sleeps.
-    if flags.interrupt_sleep && (!waitlist::available() || cpu::is_hardware()) {
+    if flags.interrupt_sleep && !waitlist::available() {
         return Err(errno::eopnotsupp());
     }
     let receiver = Receiver::new(handler, current!().pid(), flags)?;

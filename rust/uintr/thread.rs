@@ -46,6 +46,12 @@ impl<'a> ThreadState<'a> {
         }
     }
 
+    /// The C state, for the helpers that read the thread's saved
+    /// registers (the same promise as `from_raw`'s holds for it).
+    pub(crate) fn as_raw(&self) -> *mut bindings::uintr_thread {
+        self.raw
+    }
+
     fn receiver_slot(&self) -> &AtomicPtr<c_void> {
         // SAFETY: `raw` is valid for `'a` (see `from_raw`); the field is a
         // properly aligned pointer that is only accessed atomically.

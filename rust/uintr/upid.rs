@@ -151,7 +151,12 @@ impl Upid {
 
     /// Whether requests are posted and not yet taken.
     pub(crate) fn has_posted(&self) -> bool {
-        self.pir.load(Ordering::SeqCst) != 0
+        self.posted() != 0
+    }
+
+    /// The requests posted and not yet taken (PIR), left in place.
+    pub(crate) fn posted(&self) -> u64 {
+        self.pir.load(Ordering::SeqCst)
     }
 
     /// Replaces the control word by `change(old)`, atomically: ON may be
