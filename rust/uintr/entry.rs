@@ -177,6 +177,13 @@ pub extern "C" fn uintr_rust_kernel_wakeup(cpu: c_uint) {
     waitlist::wake_posted(cpu as usize);
 }
 
+/// The CPU `cpu` is dead: wake the receivers that slept there.
+#[no_mangle]
+pub extern "C" fn uintr_rust_cpu_dead(cpu: c_uint) {
+    // A CPU number fits in usize.
+    waitlist::wake_all(cpu as usize);
+}
+
 /// A receiver leaves the CPU `cpu` (`ndst`), for an interruptible sleep
 /// if `interruptible`.
 ///

@@ -14,7 +14,7 @@
 //! [`waitlist`]), so the wakeup is kept for the post that needs it.
 
 use kernel::prelude::*;
-use kernel::sync::ArcBorrow;
+use kernel::sync::{Arc, ArcBorrow};
 
 use crate::cpu;
 use crate::delivery;
@@ -50,7 +50,7 @@ pub(crate) fn wait(
         receiver.block(pin.ndst());
     }
 
-    let wakeup = sleep_until_pending(thread, &receiver, deadline_ns);
+    let wakeup = sleep_until_pending(thread, &receiver, &waiter, deadline_ns);
 
     // Running again: back to the user vector, on this CPU, then take what
     // was posted into UIRR.
@@ -73,15 +73,25 @@ pub(crate) fn wait(
 
 /// The sleep itself, once the waiter is enqueued and the UPID redirected.
 /// The task is marked asleep before each look at the requests, so a
-/// wakeup after the look makes the sleep return at once.  Returns with
-/// the task running.
+/// wakeup after the look makes the sleep return at once.  If the CPU it
+/// is listed on went offline ([`waitlist::wake_all`]), it lists itself
+/// again where it runs now before it looks.  Returns with the task
+/// running.
 fn sleep_until_pending(
     thread: &ThreadState<'_>,
     receiver: &Receiver,
+    waiter: &Arc<Waiter>,
     deadline_ns: Option<i64>,
 ) -> Wakeup {
     loop {
         glue::set_interruptible();
+        if waiter.was_swept() {
+            glue::set_running();
+            if !list_here(receiver, waiter) {
+                return Wakeup::Interrupted;
+            }
+            continue;
+        }
         if is_pending(thread, receiver) || current!().signal_pending() {
             glue::set_running();
             return Wakeup::Interrupted;
@@ -90,6 +100,18 @@ fn sleep_until_pending(
             return Wakeup::TimedOut;
         }
     }
+}
+
+/// Lists `waiter` on the CPU the thread runs on and points the UPID at
+/// the kernel vector there; false if it cannot be listed (no wait lists).
+fn list_here(receiver: &Receiver, waiter: &Arc<Waiter>) -> bool {
+    waitlist::dequeue(waiter);
+    let pin = CpuPin::new();
+    if !waitlist::enqueue(pin.cpu(), waiter, false) {
+        return false;
+    }
+    receiver.block(pin.ndst());
+    true
 }
 
 /// Whether a request is posted to the receiver's UPID or recognized in

@@ -63,6 +63,9 @@ pub(crate) struct Waiter {
     due: AtomicBool,
     /// The CPU whose list it is on (meaningful while it is on one).
     cpu: AtomicUsize,
+    /// That CPU went offline and [`wake_all`] woke the thread: its UPID
+    /// names a dead CPU, it must be listed elsewhere.
+    swept: AtomicBool,
 }
 
 kernel::list::impl_has_list_links! {
@@ -88,9 +91,16 @@ impl Waiter {
                 woken: AtomicBool::new(false),
                 due: AtomicBool::new(false),
                 cpu: AtomicUsize::new(0),
+                swept: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Whether the CPU it was listed on went offline since (see
+    /// [`wake_all`]); enqueueing it again clears the mark.
+    pub(crate) fn was_swept(&self) -> bool {
+        self.swept.load(Ordering::Acquire)
     }
 
     /// Whether the handler should wake it: only once its UPID notifies
@@ -166,6 +176,7 @@ pub(crate) fn enqueue(cpu: usize, waiter: &Arc<Waiter>, due: bool) -> bool {
     waiter.woken.store(false, Ordering::Relaxed);
     waiter.due.store(due, Ordering::Relaxed);
     waiter.cpu.store(cpu, Ordering::Relaxed);
+    waiter.swept.store(false, Ordering::Relaxed);
     let _irqs = IrqsOff::new();
     list.lock().push_back(entry);
     true
@@ -211,6 +222,44 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
                 Wake::Wait => task.wake_up(),
                 Wake::InterruptSleep => notify_signal(task),
             }
+        }
+        woken += n;
+        if n < BATCH {
+            return woken;
+        }
+    }
+}
+
+/// `cpu` is dead (called on another CPU, in process context): the
+/// notifications sent to it were dropped, so its waiters, whose UPIDs name
+/// it, would sleep on.  Marks each one swept and wakes its thread with a
+/// plain wakeup; returns how many.  A thread in uintr_wait() then lists
+/// itself on the CPU it runs on (see `wait`); one asleep in another call
+/// takes the wakeup as spurious, sleeps again, and the context switch
+/// lists it where it sleeps now.  No new waiter can join the list while
+/// the CPU is dead.
+pub(crate) fn wake_all(cpu: usize) -> usize {
+    let Some(list) = wait_list(cpu) else {
+        return 0;
+    };
+    let mut woken = 0;
+    loop {
+        let mut batch: [Option<ARef<Task>>; BATCH] = Default::default();
+        let mut n = 0;
+        {
+            let _irqs = IrqsOff::new();
+            for waiter in list.lock().iter() {
+                if !waiter.swept.swap(true, Ordering::AcqRel) {
+                    batch[n] = Some(waiter.task.clone());
+                    n += 1;
+                    if n == BATCH {
+                        break;
+                    }
+                }
+            }
+        }
+        for task in batch.iter().flatten() {
+            task.wake_up();
         }
         woken += n;
         if n < BATCH {
