@@ -2,15 +2,21 @@
 /*
  * Hostile contexts for delivery and emulation.  A user interrupt due while
  * the user stack pointer is unmapped, read-only, non-canonical or a kernel
- * address cannot have its frame written: the task gets SIGSEGV (SI_KERNEL)
- * with its registers as they were, and nothing is written anywhere.  A
+ * address cannot have its frame written: the task gets a signal with its
+ * registers as they were (RIP at the instruction the delivery preceded,
+ * RSP untouched), and nothing is written anywhere.  The emulation, which
+ * writes the frame from the kernel, says so with SIGSEGV (SI_KERNEL); on
+ * UINTR hardware the CPU's push faults as any user-mode store would: a
+ * page fault (SIGSEGV, SEGV_MAPERR or SEGV_ACCERR) or, at a non-canonical
+ * address, a stack fault (SIGBUS).  A
  * handler address that is not mapped is entered after a good frame and
  * faults there.  The instructions on a page that is not executable or not
  * readable fault as any instruction would (SIGSEGV at that address); the
  * emulator never sees them.
  *
- * Each case runs in a child whose SIGSEGV handler, on an alternate stack,
- * reports the signal's details and the registers through shared memory.
+ * Each case runs in a child whose SIGSEGV and SIGBUS handler, on an
+ * alternate stack, reports the signal's details and the registers through
+ * shared memory.
  */
 #include "uintr_test.h"
 
@@ -28,7 +34,7 @@
 
 /* What the child's SIGSEGV handler saw. */
 struct report {
-	int code;
+	int signo, code;
 	uint64_t addr, rip, rsp;
 	/* The handler address the child registered. */
 	uint64_t handler;
@@ -47,6 +53,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 
+	rep->signo = sig;
 	rep->code = si->si_code;
 	rep->addr = (uint64_t)si->si_addr;
 	rep->rip = uc->uc_mcontext.gregs[REG_RIP];
@@ -64,7 +71,8 @@ static int catch_segv(void)
 		.sa_flags = SA_SIGINFO | SA_ONSTACK,
 	};
 
-	return sigaltstack(&ss, NULL) || sigaction(SIGSEGV, &sa, NULL);
+	return sigaltstack(&ss, NULL) || sigaction(SIGSEGV, &sa, NULL) ||
+	       sigaction(SIGBUS, &sa, NULL);
 }
 
 /* Where STUI_ON_STACK resumes: the instruction after STUI. */
@@ -155,12 +163,28 @@ FIXTURE_TEARDOWN(shared)
 	munmap(self->page, 4096);
 }
 
-/* The failed delivery left the registers alone and said SI_KERNEL. */
+/*
+ * The failed delivery left the registers alone and raised the signal of
+ * this mode: SIGSEGV (SI_KERNEL) in emulation; on the hardware hw_signo
+ * with a page fault's code (SEGV_MAPERR or SEGV_ACCERR: which one depends
+ * on the page tables, the address is no user mapping either way) or, for
+ * SIGBUS, the stack fault's SI_KERNEL.
+ */
 static void expect_failed_delivery(struct __test_metadata *_metadata,
-				   uint64_t rsp, int exit_code)
+				   uint64_t rsp, int exit_code, int hw_signo)
 {
 	ASSERT_EQ(CHILD_REPORTED, exit_code);
-	EXPECT_EQ(SI_KERNEL, rep->code);
+	if (!uintr_hardware_mode()) {
+		EXPECT_EQ(SIGSEGV, rep->signo);
+		EXPECT_EQ(SI_KERNEL, rep->code);
+	} else if (hw_signo == SIGBUS) {
+		EXPECT_EQ(SIGBUS, rep->signo);
+		EXPECT_EQ(SI_KERNEL, rep->code);
+	} else {
+		EXPECT_EQ(SIGSEGV, rep->signo);
+		EXPECT_TRUE(rep->code == SEGV_MAPERR || rep->code == SEGV_ACCERR)
+			TH_LOG("si_code %d", rep->code);
+	}
 	EXPECT_EQ(rsp, rep->rsp);
 	EXPECT_EQ((uint64_t)after_stui, rep->rip);
 }
@@ -170,21 +194,24 @@ TEST_F(shared, unmapped_stack)
 	uint64_t rsp = unmapped_page() + 4096;
 
 	ASSERT_NE(4096ull, rsp);
-	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp));
+	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp),
+			       SIGSEGV);
 }
 
 TEST_F(shared, non_canonical_stack)
 {
 	uint64_t rsp = 0x8000000000001000ull;
 
-	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp));
+	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp),
+			       SIGBUS);
 }
 
 TEST_F(shared, kernel_stack_address)
 {
 	uint64_t rsp = 0xffff888000100000ull;
 
-	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp));
+	expect_failed_delivery(_metadata, rsp, run_child(deliver_on_stack, rsp),
+			       SIGSEGV);
 }
 
 static void *ro_page;
@@ -204,7 +231,7 @@ TEST_F(shared, read_only_stack)
 
 	ro_page = self->page;
 	expect_failed_delivery(_metadata, rsp,
-			       run_child(deliver_on_read_only_stack, rsp));
+			       run_child(deliver_on_read_only_stack, rsp), SIGSEGV);
 	for (int i = 0; i < 512; i++) {
 		ASSERT_EQ(0ull, words[i]) TH_LOG("word %d written", i);
 	}
