@@ -83,21 +83,7 @@ if [ -x "$bin" ]; then # built by whoever held the lock
 	exit 0
 fi
 
-missing=()
-for p in "${build_pkgs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	say "installing ${missing[*]}"
-	if [ "$(id -u)" -ne 0 ]; then
-		say "not root, cannot install: ${missing[*]}"
-		exit 1
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+"$top/scripts/apt-install.sh" bochs-build "${build_pkgs[@]}"
 
 sha_ok() { [ -f "$1" ] && [ "$(sha256sum < "$1" | cut -d' ' -f1)" = "$orig_sha256" ]; }
 

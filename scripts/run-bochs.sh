@@ -37,22 +37,8 @@ for f in "$kernel" "$initrd"; do
 done
 
 # Runtime packages: the BIOS and VGA BIOS images, ISOLINUX and xorriso.
-pkgs=(bochsbios vgabios isolinux syslinux-common xorriso)
-missing=()
-for p in "${pkgs[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	say "installing ${missing[*]}"
-	if [ "$(id -u)" -ne 0 ]; then
-		say "not root, cannot install: ${missing[*]}"
-		exit 2
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	{ apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >&2 ||
-		exit 2
-fi
+"$top/scripts/apt-install.sh" run-bochs bochsbios vgabios isolinux syslinux-common xorriso ||
+	exit 2
 
 bochs=${UINTR_BOCHS:-}
 if [ -z "$bochs" ]; then

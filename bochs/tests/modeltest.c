@@ -49,9 +49,28 @@ static void set_mxcsr(uint32_t v)
 #define HDR_XCOMP_BV(a) (*(uint64_t *)((a) + 520))
 #define MXCSR_AT(a) (*(uint32_t *)((a) + 24))
 
+/*
+ * Compacted XRSTOR of the SSE component alone, from an area whose
+ * XSTATE_BV is xstate_bv and whose MXCSR slot holds saved, with MXCSR
+ * set to before; returns MXCSR afterwards.
+ */
+static unsigned int restore_sse(uint64_t xstate_bv, unsigned int saved,
+				unsigned int before)
+{
+	memset(area, 0, sizeof(area));
+	HDR_XSTATE_BV(area) = xstate_bv;
+	HDR_XCOMP_BV(area) = 0x8000000000000002ull;
+	MXCSR_AT(area) = saved;
+	set_mxcsr(before);
+	xrstor(0x2);
+	return get_mxcsr();
+}
+
 int main(void)
 {
 	uint64_t xcr0 = xgetbv0();
+	unsigned int mxcsr;
+
 	printf("TAP version 13\n1..6\n# XCR0 %#llx\n", (unsigned long long)xcr0);
 
 	/* 0003: restore a component that follows one left out of RFBM. */
@@ -93,22 +112,11 @@ int main(void)
 		ok(MXCSR_AT(area) == 0xcccccccc, "XSAVEC of AVX alone leaves the MXCSR slot alone");
 	}
 
-	memset(area, 0, sizeof(area));
-	HDR_XSTATE_BV(area) = 0;
-	HDR_XCOMP_BV(area) = 0x8000000000000002ull;
-	MXCSR_AT(area) = 0x3f80;
-	set_mxcsr(0x7f80);
-	xrstor(0x2);
-	printf("# MXCSR after init-restore %#x\n", get_mxcsr());
-	ok(get_mxcsr() == 0x1f80, "compacted XRSTOR with XSTATE_BV[1] = 0 sets MXCSR to 1F80H");
-
-	memset(area, 0, sizeof(area));
-	HDR_XSTATE_BV(area) = 0x2;
-	HDR_XCOMP_BV(area) = 0x8000000000000002ull;
-	MXCSR_AT(area) = 0x3f80;
-	set_mxcsr(0x1f80);
-	xrstor(0x2);
-	ok(get_mxcsr() == 0x3f80, "compacted XRSTOR with XSTATE_BV[1] = 1 loads MXCSR");
+	mxcsr = restore_sse(0, 0x3f80, 0x7f80);
+	printf("# MXCSR after init-restore %#x\n", mxcsr);
+	ok(mxcsr == 0x1f80, "compacted XRSTOR with XSTATE_BV[1] = 0 sets MXCSR to 1F80H");
+	mxcsr = restore_sse(0x2, 0x3f80, 0x1f80);
+	ok(mxcsr == 0x3f80, "compacted XRSTOR with XSTATE_BV[1] = 1 loads MXCSR");
 	set_mxcsr(0x1f80);
 
 	return failed;
