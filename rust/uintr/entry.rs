@@ -55,20 +55,39 @@ pub unsafe extern "C" fn uintr_rust_parse_mode(param: *const c_char) -> c_int {
 }
 
 /// Fixes the mode at boot (a `late_initcall`) and logs it.
+///
+/// `hardware_usable`: the C side enabled UINTR on every CPU (the CPU has
+/// it, `uintr=` allows it and nothing else, such as page table isolation,
+/// rules it out).
 #[no_mangle]
-pub extern "C" fn uintr_rust_init(cpu_has_uintr: bool) -> c_int {
-    let mode = mode::select(cpu_has_uintr);
+pub extern "C" fn uintr_rust_init(hardware_usable: bool) -> c_int {
+    let mode = mode::select(hardware_usable);
     if let Err(err) = waitlist::init() {
         pr_err!("no memory for the wait lists: no sleeping receivers\n");
         return err.to_errno();
     }
+    let cpu = if cpu_enumerates_uintr() {
+        "has"
+    } else {
+        "lacks"
+    };
     pr_info!(
         "Rust component initialized: mode {} (uintr={}, CPU {} UINTR)\n",
         mode.name(),
         mode::request().name(),
-        if cpu_has_uintr { "has" } else { "lacks" }
+        cpu
     );
     0
+}
+
+/// Whether CPUID enumerates UINTR (leaf 7, EDX bit 5): what the CPU
+/// offers, before `uintr=off` or `uintr=emulate` hide it from the kernel.
+fn cpu_enumerates_uintr() -> bool {
+    use core::arch::x86_64::__cpuid_count;
+
+    const LEAF: u32 = 7;
+    const EDX_UINTR: u32 = 1 << 5;
+    __cpuid_count(0, 0).eax >= LEAF && __cpuid_count(LEAF, 0).edx & EDX_UINTR != 0
 }
 
 /// Fills `out` with the counts of live objects.

@@ -65,9 +65,9 @@ impl Request {
         matches!(self, Request::Auto | Request::Hardware)
     }
 
-    /// The mode this request gives on a CPU with or without UINTR.
-    pub(crate) fn resolve(self, cpu_has_uintr: bool) -> Mode {
-        match (self, cpu_has_uintr) {
+    /// The mode this request gives with or without usable UINTR hardware.
+    pub(crate) fn resolve(self, hardware_usable: bool) -> Mode {
+        match (self, hardware_usable) {
             (Request::Off, _) | (Request::Hardware, false) => Mode::Off,
             (Request::Emulate, _) | (Request::Auto, false) => Mode::Emulated,
             (Request::Auto, true) | (Request::Hardware, true) => Mode::Hardware,
@@ -118,9 +118,10 @@ pub(crate) fn request() -> Request {
     Request::from_u8(REQUEST.load(Ordering::Relaxed))
 }
 
-/// Fixes the mode for this boot from the request and the CPU.
-pub(crate) fn select(cpu_has_uintr: bool) -> Mode {
-    let mode = request().resolve(cpu_has_uintr);
+/// Fixes the mode for this boot from the request and whether the UINTR
+/// hardware can be used.
+pub(crate) fn select(hardware_usable: bool) -> Mode {
+    let mode = request().resolve(hardware_usable);
     MODE.store(mode as u8, Ordering::Release);
     mode
 }
