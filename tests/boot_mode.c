@@ -33,16 +33,31 @@ static int cpu_has_uintr(void)
 	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 5));
 }
 
-/* The uintr= request on the command line. */
+/*
+ * The uintr= request on the command line: the kernel calls its handler for
+ * each uintr= and nouintr in turn, so the last one wins (run-bochs.sh puts
+ * uintr=hw first, the extra boots of make check add theirs behind it).
+ */
 static const char *requested(void)
 {
-	if (cmdline_has("uintr=off") || cmdline_has("nouintr"))
-		return "off";
-	if (cmdline_has("uintr=hw"))
-		return "hw";
-	if (cmdline_has("uintr=emulate"))
-		return "emulate";
-	return "auto";
+	static const char *const values[] = { "auto", "hw", "emulate", "off" };
+	static char buf[4096];
+	const char *req = "auto";
+	char *word, *save;
+	size_t i;
+
+	if (uintr_read_file("/proc/cmdline", buf, sizeof(buf)))
+		return req;
+	for (word = strtok_r(buf, " \n", &save); word;
+	     word = strtok_r(NULL, " \n", &save)) {
+		if (!strcmp(word, "nouintr"))
+			req = "off";
+		for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+			if (!strncmp(word, "uintr=", 6) &&
+			    !strcmp(word + 6, values[i]))
+				req = values[i];
+	}
+	return req;
 }
 
 /* The mode the kernel should have chosen, as it logs it. */
