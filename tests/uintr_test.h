@@ -159,7 +159,7 @@ static inline long long uintr_irq_count(const char *name)
 	return sum;
 }
 
-/* /sys/kernel/debug/uintr_stats */
+/* /sys/kernel/debug/x86/uintr_stats */
 struct uintr_stats {
 	long receivers, senders, upids, uitts, fds, connections;
 };
@@ -191,7 +191,7 @@ static inline void uintr_dump_interrupts(void)
 
 static inline int uintr_read_stats(struct uintr_stats *s)
 {
-	FILE *f = fopen("/sys/kernel/debug/uintr_stats", "r");
+	FILE *f = fopen("/sys/kernel/debug/x86/uintr_stats", "r");
 	char name[32];
 	long value;
 	int n = 0;

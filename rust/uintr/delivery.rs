@@ -71,11 +71,20 @@ pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
 /// thread's registers are loaded; it reaches the kernel only in between
 /// (the thread was just switched in): the requests are picked up on the
 /// way to user mode, where the registers are loaded.
-pub(crate) fn recognize(thread: &ThreadState<'_>) -> Recognition {
-    match thread.receiver() {
+///
+/// A notification that `interrupted_user` mode never ends a sleep: the
+/// thread goes back to user mode, and to its handler, before it can sleep
+/// again; a notify signal would only cost it a pass through
+/// `get_signal()` per interrupt.
+pub(crate) fn recognize(thread: &ThreadState<'_>, interrupted_user: bool) -> Recognition {
+    let recognition = match thread.receiver() {
         Some(receiver) if receiver.is_waiting() => Recognition::Nothing,
         Some(receiver) if cpu::is_hardware() => posted_recognition(&receiver),
         _ => pick_up(thread),
+    };
+    match recognition {
+        Recognition::PendingInterruptSleep if interrupted_user => Recognition::Pending,
+        other => other,
     }
 }
 

@@ -172,15 +172,19 @@ pub unsafe extern "C" fn uintr_rust_deliver(
 /// Returns -1 if the task is no receiver (spurious), 0 if nothing is
 /// pending, 1 if a delivery is due, 2 if a delivery is due and the task's
 /// interruptible sleeps are to be interrupted, as by a signal.
+/// `interrupted_user`: the notification interrupted user mode.
 ///
 /// # Safety
 ///
 /// `ut` is the current task's `thread.uintr`; called in interrupt context.
 #[no_mangle]
-pub unsafe extern "C" fn uintr_rust_recognize(ut: *mut bindings::uintr_thread) -> c_int {
+pub unsafe extern "C" fn uintr_rust_recognize(
+    ut: *mut bindings::uintr_thread,
+    interrupted_user: bool,
+) -> c_int {
     // SAFETY: the current task's state, by the caller's promise.
     let thread = unsafe { ThreadState::from_raw(ut) };
-    match delivery::recognize(&thread) {
+    match delivery::recognize(&thread, interrupted_user) {
         Recognition::NotReceiver => -1,
         Recognition::Nothing => 0,
         Recognition::Pending => 1,

@@ -7,6 +7,7 @@
 //! sleep of uintr_wait() needs.
 
 use kernel::bindings;
+use kernel::task::Task;
 
 use crate::decode::MAX_INSN_LEN;
 use crate::hwregs::MsrWrite;
@@ -17,6 +18,19 @@ use crate::thread::ThreadState;
 pub(crate) fn user_address_limit() -> u64 {
     // SAFETY: a plain C function without preconditions.
     unsafe { bindings::uintr_user_address_limit() as u64 }
+}
+
+/// Whether `task` is exiting: `do_exit()` sets `PF_EXITING` first, before
+/// the task's mm goes (which wakes a thread that joins it).
+pub(crate) fn task_is_exiting(task: &Task) -> bool {
+    let raw: *const Task = task;
+    let raw: *const bindings::task_struct = raw.cast();
+    // SAFETY: `Task` wraps a `task_struct` transparently and the reference
+    // keeps it alive.  The flags word is read once, as `READ_ONCE()`
+    // would; a concurrent change by the task itself gives the old or the
+    // new value, either of which is an answer.
+    let flags = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*raw).flags)) };
+    flags & bindings::PF_EXITING != 0
 }
 
 /// Sends notification vector `nv` to the CPU named by `ndst`.

@@ -40,7 +40,7 @@ fn alloc<T>(result: Result<T>) -> core::result::Result<T, &'static str> {
 
 /// A receiver for tests (any user address will do as handler).
 fn receiver() -> core::result::Result<Arc<Receiver>, &'static str> {
-    alloc(Receiver::new(0x1000, 0, HandlerFlags::default()))
+    alloc(Receiver::new(0x1000, HandlerFlags::default()))
 }
 
 /// The counters as they should read: `base` plus the given deltas.

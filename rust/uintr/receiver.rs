@@ -15,8 +15,12 @@ use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::str::CStr;
 use kernel::sync::{Arc, SpinLock};
+use kernel::task::Task;
+use kernel::types::ARef;
 
 use crate::glue::{self, CpuPin, IrqsOff};
+use crate::pid::ThreadPid;
+use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 
 use crate::stats::{self, Live};
 use crate::upid::Upid;
@@ -56,29 +60,36 @@ pub(crate) struct Receiver {
     upid: Arc<Upid>,
     /// The handler's user address.
     handler: u64,
-    /// The receiving thread's id, for fdinfo.
-    tid: i32,
+    /// The receiving thread's pid, for fdinfo.
+    pid: ThreadPid,
     /// How the handler was registered.
     flags: HandlerFlags,
     /// Vectors claimed by a uintr_fd (bit n: vector n).
     vectors: AtomicU64,
     /// False once the thread unregistered or exited.
     active: AtomicBool,
+    /// The receiving thread, until it unregisters or exits: from the
+    /// start of its exit on, it takes no new senders (see
+    /// [`Receiver::takes_senders`]).
+    #[pin]
+    thread: SpinLock<Option<ARef<Task>>>,
     /// RUNNING, WAITING or ARMED.  Only the thread itself changes it, in
     /// its system calls and its own context switches.
     state: AtomicU8,
     /// With `interrupt_sleep`: the entry that puts the thread on a wait
     /// list while it sleeps (it holds the task, so it goes at shutdown).
-    /// Locked with interrupts off: it is used from context switches.
+    /// Locked with interrupts off: it is used from context switches,
+    /// under the runqueue lock, hence a raw lock.
     #[pin]
-    sleeper: SpinLock<Option<Arc<Waiter>>>,
+    sleeper: RawSpinLock<Option<Arc<Waiter>>>,
     /// Counts this receiver in [`stats::RECEIVERS`].
     _live: Live,
 }
 
 impl Receiver {
     /// A new, active receiver with its own UPID, for the current thread.
-    pub(crate) fn new(handler: u64, tid: i32, flags: HandlerFlags) -> Result<Arc<Self>> {
+    pub(crate) fn new(handler: u64, flags: HandlerFlags) -> Result<Arc<Self>> {
+        let pid = ThreadPid::current()?;
         let upid = Upid::new(NOTIFICATION_VECTOR)?;
         let sleeper_entry = if flags.interrupt_sleep {
             Some(Waiter::new(&upid, Wake::InterruptSleep)?)
@@ -89,15 +100,16 @@ impl Receiver {
             pin_init!(Receiver {
                 upid,
                 handler,
-                tid,
+                pid,
                 flags,
                 vectors: AtomicU64::new(0),
                 active: AtomicBool::new(true),
+                thread <- new_spinlock!(Some(ARef::from(&*current!())), "uintr_receiver_thread"),
                 state: AtomicU8::new(RUNNING),
-                sleeper <- new_spinlock!(sleeper_entry, "uintr_receiver_sleeper"),
+                sleeper <- new_raw_spinlock!(sleeper_entry, "uintr_receiver_sleeper"),
                 _live: Live::new(&stats::RECEIVERS),
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 
@@ -198,14 +210,28 @@ impl Receiver {
         true
     }
 
-    /// The receiving thread's id.
+    /// The receiving thread's id in the current task's PID namespace; 0
+    /// if it is not visible there.
     pub(crate) fn tid(&self) -> i32 {
-        self.tid
+        self.pid.in_current_namespace()
     }
 
     /// Whether the thread is still registered.
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Acquire)
+    }
+
+    /// Whether a new sender may connect: the thread is registered and not
+    /// exiting.  Its receiver is released late in its exit, after its mm
+    /// went and woke a joiner through the child-tid futex; `PF_EXITING` is
+    /// set before that, so a sender that joined the thread never connects.
+    pub(crate) fn takes_senders(&self) -> bool {
+        self.is_active()
+            && self
+                .thread
+                .lock()
+                .as_ref()
+                .is_some_and(|task| !glue::task_is_exiting(task))
     }
 
     /// Claims `vector` for a new uintr_fd; `EBUSY` if one has it already.
@@ -231,7 +257,10 @@ impl Receiver {
             let _irqs = IrqsOff::new();
             self.sleeper.lock().take()
         };
-        // Dropped with interrupts on: it may release the task.
+        let thread = self.thread.lock().take();
+        // Dropped with interrupts on and no lock held: they may release
+        // the task.
         drop(sleeper);
+        drop(thread);
     }
 }

@@ -61,9 +61,9 @@ impl Sender {
     pub(crate) fn new() -> Result<Arc<Self>> {
         let uitt = Uitt::new()?;
         let uitt_address = uitt.address();
-        let mut slots = KVec::with_capacity(UITT_ENTRIES, GFP_KERNEL)?;
+        let mut slots = KVec::with_capacity(UITT_ENTRIES, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..UITT_ENTRIES {
-            slots.push(None, GFP_KERNEL)?;
+            slots.push(None, GFP_KERNEL_ACCOUNT)?;
         }
         let table = SenderTable {
             uitt,
@@ -76,7 +76,7 @@ impl Sender {
                 uitt_address,
                 _live: Live::new(&stats::SENDERS),
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 

@@ -78,7 +78,7 @@ pub(crate) fn register_handler(
     if flags.interrupt_sleep && !waitlist::available() {
         return Err(errno::eopnotsupp());
     }
-    let receiver = Receiver::new(handler, current!().pid(), flags)?;
+    let receiver = Receiver::new(handler, flags)?;
     // The registers first (nothing can be posted yet: there is no fd);
     // then installed, so that from here on context switches keep the UPID
     // in step; then pointed at the CPU this thread runs on now.

@@ -23,9 +23,10 @@
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
-//! Lock order: a uintr_fd's connection lock, then a sender's table lock;
-//! (the runqueue lock, then) a receiver's sleeper lock, then a CPU's wait
-//! list lock, both with interrupts off.  Nothing is woken under them.
+//! Lock order: a uintr_fd's connection lock, then a sender's table lock
+//! or a receiver's thread lock; (the runqueue lock, then) a receiver's
+//! sleeper lock, then a CPU's wait list lock, both raw spinlocks taken
+//! with interrupts off.  Nothing is woken under them.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
@@ -41,6 +42,8 @@ mod glue;
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 mod kunit;
 mod mode;
+mod pid;
+mod raw_lock;
 mod receiver;
 mod regs;
 mod sender;

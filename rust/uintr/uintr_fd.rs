@@ -72,7 +72,7 @@ impl UintrFd {
                 connections <- new_mutex!(connections, "uintr::UintrFd::connections"),
                 _live: Live::new(&stats::FDS),
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 
@@ -96,7 +96,7 @@ impl UintrFd {
         if conns.released {
             return Err(EBADF);
         }
-        if !self.receiver().is_active() {
+        if !self.receiver().takes_senders() {
             return Err(crate::errno::eshutdown());
         }
         if conns
@@ -110,7 +110,7 @@ impl UintrFd {
         let place = match conns.list.iter().position(Option::is_none) {
             Some(place) => place,
             None => {
-                conns.list.push(None, GFP_KERNEL)?;
+                conns.list.push(None, GFP_KERNEL_ACCOUNT)?;
                 conns.list.len() - 1
             }
         };

@@ -38,7 +38,7 @@ pub(crate) struct Uitt {
 impl Uitt {
     /// A table with every entry invalid.
     pub(crate) fn new() -> Result<KBox<Self>> {
-        let table = KBox::<Self>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        let table = KBox::<Self>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
         // SAFETY: the allocation is zeroed, and all-zero is a valid `Uitt`:
         // atomics with value 0, that is, every entry invalid.
         Ok(unsafe { table.assume_init() })

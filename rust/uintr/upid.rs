@@ -58,7 +58,7 @@ impl Upid {
                 pir: AtomicU64::new(0),
                 _live: Live::new(&stats::UPIDS),
             },
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )?)
     }
 

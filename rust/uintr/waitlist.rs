@@ -11,21 +11,21 @@
 //!
 //! A list's lock is taken with interrupts off (the handler takes it too),
 //! possibly under the scheduler's runqueue lock (a receiver going to sleep
-//! is enqueued from the context switch); so nothing is woken under it:
-//! the handler takes references to the tasks to wake, drops the lock, then
-//! wakes them.
+//! is enqueued from the context switch): a raw spinlock, which spins with
+//! PREEMPT_RT too.  So nothing is woken under it: the handler takes
+//! references to the tasks to wake, drops the lock, then wakes them.
 
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use kernel::bindings;
 use kernel::list::{AtomicTracker, List, ListArc, ListLinks, TryNewListArc};
-use kernel::new_spinlock;
 use kernel::prelude::*;
-use kernel::sync::{Arc, SpinLock};
+use kernel::sync::Arc;
 use kernel::task::Task;
 use kernel::types::ARef;
 
 use crate::glue::{self, IrqsOff};
+use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 use crate::upid::Upid;
 
 /// The vector a sleeping receiver's UPID notifies instead of the user
@@ -93,7 +93,7 @@ impl Waiter {
                 cpu: AtomicUsize::new(0),
                 swept: AtomicBool::new(false),
             }),
-            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT,
         )
     }
 
@@ -120,7 +120,7 @@ impl Waiter {
 }
 
 /// The waiters of one CPU.
-type WaitList = SpinLock<List<Waiter>>;
+type WaitList = RawSpinLock<List<Waiter>>;
 
 /// One wait list per possible CPU, allocated at boot and never freed.
 struct WaitLists {
@@ -136,7 +136,10 @@ pub(crate) fn init() -> Result {
     let mut lists = KVec::with_capacity(cpus, GFP_KERNEL)?;
     for _ in 0..cpus {
         lists.push(
-            KBox::pin_init(new_spinlock!(List::new(), "uintr_wait_list"), GFP_KERNEL)?,
+            KBox::pin_init(
+                new_raw_spinlock!(List::new(), "uintr_wait_list"),
+                GFP_KERNEL,
+            )?,
             GFP_KERNEL,
         )?;
     }
