@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Single-stepping over the UINTR instructions: a debugger that steps a
+ * thread with PTRACE_SINGLESTEP stops right after each of STUI, TESTUI,
+ * UIRET, CLUI and SENDUIPI, with the SIGTRAP of a single-step trap, as on
+ * the CPU.  In emulation the instruction is a #UD that the kernel
+ * executes, and the kernel raises the trap that the CPU's #DB would; on
+ * UINTR hardware the CPU does it.
+ */
+#include "uintr_test.h"
+
+#include <stdint.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "kselftest_harness.h"
+
+/*
+ * The stepped code.  Each label after an instruction is where the stop
+ * after it must be.  UIRET returns to the next instruction through a frame
+ * built here; CLUI comes before SENDUIPI (to the caller itself), so that
+ * the interrupt stays pending instead of being delivered while stepping.
+ */
+void uintr_step_code(long index);
+extern const char uintr_step_begin[], uintr_step_after_stui[],
+	uintr_step_after_testui[], uintr_step_after_uiret[],
+	uintr_step_after_clui[], uintr_step_after_senduipi[],
+	uintr_step_end[];
+
+__asm__(
+	".text\n"
+	".globl uintr_step_code\n"
+	"uintr_step_code:\n"
+	"uintr_step_begin:\n"
+	"	stui\n"
+	"uintr_step_after_stui:\n"
+	"	testui\n"
+	"uintr_step_after_testui:\n"
+	"	movq %rsp, %rax\n"
+	"	pushq %rax\n"
+	"	pushfq\n"
+	"	leaq uintr_step_after_uiret(%rip), %rax\n"
+	"	pushq %rax\n"
+	"	uiret\n"
+	"uintr_step_after_uiret:\n"
+	"	clui\n"
+	"uintr_step_after_clui:\n"
+	"	senduipi %rdi\n"
+	"uintr_step_after_senduipi:\n"
+	"	nop\n"
+	"uintr_step_end:\n"
+	"	ret\n");
+
+static const struct {
+	const char *name;
+	const char *addr;
+} after[] = {
+	{ "STUI", uintr_step_after_stui },
+	{ "TESTUI", uintr_step_after_testui },
+	{ "UIRET", uintr_step_after_uiret },
+	{ "CLUI", uintr_step_after_clui },
+	{ "SENDUIPI", uintr_step_after_senduipi },
+};
+
+#define N_AFTER (sizeof(after) / sizeof(after[0]))
+
+/* The child: a receiver and its own sender, stopped before the code. */
+static void stepped_child(void)
+{
+	long index;
+	int fd;
+
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(10);
+	if (uintr_register_handler(uintr_test_handler(), 0))
+		_exit(11);
+	fd = uintr_create_fd(3, 0);
+	if (fd < 0)
+		_exit(12);
+	index = uintr_register_sender(fd, 0);
+	if (index < 0)
+		_exit(13);
+	raise(SIGSTOP);
+	uintr_step_code(index);
+	_exit(0);
+}
+
+TEST(each_instruction_stops_once_after_itself)
+{
+	int stopped_after[N_AFTER] = { 0 }, code[N_AFTER] = { 0 };
+	struct user_regs_struct regs;
+	int status, inside = 0, steps;
+	siginfo_t si;
+	size_t i;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		stepped_child();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
+
+	/* From the SIGSTOP into the code and through it, one step at a time. */
+	for (steps = 0; steps < 100000; steps++) {
+		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+		ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
+		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, NULL, &regs));
+		if ((const char *)regs.rip == uintr_step_begin)
+			inside = 1;
+		if (!inside)
+			continue;
+		ASSERT_EQ(0, ptrace(PTRACE_GETSIGINFO, pid, NULL, &si));
+		for (i = 0; i < N_AFTER; i++) {
+			if ((const char *)regs.rip == after[i].addr) {
+				stopped_after[i]++;
+				code[i] = si.si_code;
+			}
+		}
+		if ((const char *)regs.rip == uintr_step_end)
+			break;
+	}
+	ASSERT_TRUE(inside) TH_LOG("never reached the stepped code");
+	ASSERT_LT(steps, 100000);
+	for (i = 0; i < N_AFTER; i++) {
+		EXPECT_EQ(1, stopped_after[i])
+			TH_LOG("stops right after %s: %d", after[i].name,
+			       stopped_after[i]);
+		EXPECT_EQ(TRAP_TRACE, code[i])
+			TH_LOG("si_code of the stop after %s", after[i].name);
+	}
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
+}
+
+TEST_HARNESS_MAIN
