@@ -193,6 +193,33 @@ TEST(receiver_thread_exits_first)
 	EXPECT_TRUE(stats_become(base));
 }
 
+/*
+ * pthread_join() returns once the exiting thread's mm is gone (the
+ * child-tid futex), before the kernel releases the thread's receiver:
+ * even right after the join, the receiver must refuse a new sender.
+ */
+TEST(receiver_thread_refuses_senders_right_after_join)
+{
+	struct uintr_stats base;
+	int i, fd, accepted = 0;
+	pthread_t t;
+
+	ASSERT_EQ(0, uintr_read_stats(&base));
+	for (i = 0; i < 1000; i++) {
+		ASSERT_EQ(0, pthread_create(&t, NULL, receiver_then_exit, &fd));
+		ASSERT_EQ(0, pthread_join(t, NULL));
+		ASSERT_GE(fd, 0);
+		if (uintr_register_sender(fd, 0) >= 0) {
+			accepted++;
+			uintr_unregister_sender(fd, 0);
+		}
+		close(fd);
+	}
+	EXPECT_EQ(0, accepted) TH_LOG("%d of %d exited receivers took a sender",
+				      accepted, i);
+	EXPECT_TRUE(stats_become(base));
+}
+
 TEST(receiver_thread_exits_while_connected)
 {
 	struct uintr_stats base;
