@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "kselftest_harness.h"
@@ -120,6 +121,78 @@ TEST(fdinfo_shows_vector_and_receiver)
 	EXPECT_NE(NULL, strstr(buf, "uintr_vector:\t42\n")) TH_LOG("%s", buf);
 	snprintf(path, sizeof(path), "uintr_receiver_tid:\t%d\n", gettid());
 	EXPECT_NE(NULL, strstr(buf, path)) TH_LOG("%s", buf);
+}
+
+/*
+ * Whether the fdinfo of fd in process pid (0: the caller; /proc is the
+ * initial namespace's) names receiver TID tid.
+ */
+static int fdinfo_names_tid(pid_t pid, int fd, pid_t tid)
+{
+	char path[64], buf[512], want[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(want, sizeof(want), "uintr_receiver_tid:\t%d\n", tid);
+	if (uintr_read_file(path, buf, sizeof(buf)))
+		return 0;
+	if (!strstr(buf, want))
+		fprintf(stderr, "# %s: no '%s' in:\n%s", path, want, buf);
+	return strstr(buf, want) != NULL;
+}
+
+/*
+ * fdinfo shows the receiver's TID as the reader's PID namespace sees it,
+ * 0 where the receiver is not visible, like a pidfd's: in a new namespace
+ * the receiver outside is invisible, and the one inside is pid 1 there,
+ * while the parent namespace sees it under its own number.
+ */
+TEST(fdinfo_tid_follows_the_readers_pid_namespace)
+{
+	int outer, inner, status, up[2], down[2];
+	pid_t middle, child;
+	char c;
+
+	ASSERT_EQ(0, uintr_register_handler(uintr_test_handler(), 0));
+	outer = uintr_create_fd(43, 0);
+	ASSERT_GE(outer, 0);
+	middle = fork();
+	ASSERT_GE(middle, 0);
+	if (middle == 0) {
+		if (unshare(CLONE_NEWPID) || pipe(up) || pipe(down))
+			_exit(20);
+		child = fork();
+		if (child < 0)
+			_exit(21);
+		if (child == 0) {
+			if (getpid() != 1 || !fdinfo_names_tid(0, outer, 0))
+				_exit(30);
+			if (uintr_register_handler(uintr_test_handler(), 0))
+				_exit(31);
+			inner = uintr_create_fd(44, 0);
+			if (inner < 0 || !fdinfo_names_tid(0, inner, 1))
+				_exit(32);
+			if (write(up[1], &inner, sizeof(inner)) != sizeof(inner) ||
+			    read(down[0], &c, 1) != 1)
+				_exit(33);
+			_exit(0);
+		}
+		/* The middle process stayed in the parent namespace. */
+		if (read(up[0], &inner, sizeof(inner)) != sizeof(inner))
+			_exit(22);
+		if (!fdinfo_names_tid(child, inner, child))
+			_exit(23);
+		if (write(down[1], "", 1) != 1 ||
+		    waitpid(child, &status, 0) != child)
+			_exit(24);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 25);
+	}
+	ASSERT_EQ(middle, waitpid(middle, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_TRUE(fdinfo_names_tid(0, outer, gettid()));
 }
 
 TEST(register_sender_bad_fds)
