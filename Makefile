@@ -92,7 +92,7 @@ export UINTR_TESTS := $(T)
 endif
 
 .PHONY: all deps tree config kernel lib install-lib guest initramfs host-test check stress demo bench \
-	shell bochs clean distclean
+	shell bochs config-matrix clean distclean
 
 all: kernel initramfs
 
@@ -248,6 +248,12 @@ check: host-test initramfs $(CHECK_DEPS)
 		$$(for m in $(EXTRA_BOOTS); do [ -f $(RESULTS)/console-$$m.log ] && \
 			echo --console $(RESULTS)/console-$$m.log \
 			--qemu-status $$(cat $(RESULTS)/qemu-status-$$m); done)
+
+# Configurations make check does not boot (FRED with and without the
+# feature, arm64 with Rust): they must build; MATRIX="fred-off arm64" picks
+# jobs.  See scripts/config-matrix.sh.
+config-matrix: deps
+	@scripts/config-matrix.sh $(MATRIX)
 
 # make stress T=storm,wait [MINUTES=60]: one boot that runs the named
 # guest tests again and again for MINUTES, stopping at the first failed

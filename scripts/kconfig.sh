@@ -2,9 +2,10 @@
 # Generate the guest .config in the object directory given as $1:
 # tinyconfig + config/guest.config + Kconfig.fragment (+ config/debug.config
 # for FLAVOR=debug; config/disabled.config instead of Kconfig.fragment for
-# FLAVOR=disabled), merged with the kernel's merge_config.sh.  Fails when an
-# option we asked for did not survive olddefconfig.  Regenerates only when
-# an input (fragments or the patched tree's Kconfig files) changed.
+# FLAVOR=disabled; then $UINTR_EXTRA_FRAGMENTS), merged with the kernel's
+# merge_config.sh.  Fails when an option we asked for did not survive
+# olddefconfig.  Regenerates only when an input (fragments or the patched
+# tree's Kconfig files) changed.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +22,9 @@ debug) fragments=("$top/config/guest.config" "$top/Kconfig.fragment" "$top/confi
 disabled) fragments=("$top/config/guest.config" "$top/config/disabled.config") ;;
 *) echo "kconfig: unknown flavor $flavor" >&2; exit 1 ;;
 esac
+# More fragments on top (scripts/config-matrix.sh), space-separated.
+read -r -a extra <<< "${UINTR_EXTRA_FRAGMENTS:-}"
+fragments+=("${extra[@]}")
 
 stamp=$( { cat "${fragments[@]}"; cat "$src/.git/uintr-applied-tree"; echo "${kmake[*]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$obj/.config" ] && [ "$(cat "$obj/.uintr-config-stamp" 2>/dev/null)" = "$stamp" ]; then
