@@ -71,14 +71,21 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 
+# The patched kernel's user-space headers (make headers, in their own
+# object directory): guest programs take <linux/uintr.h> and the
+# __NR_uintr_* numbers of <asm/unistd_64.h> from the series, as the users
+# of a kernel do.
+KHDR_OBJ := $(B)/obj-headers
+KHDR := $(KHDR_OBJ)/usr/include
+
 # Guest programs: tests/*.c and samples/*.c, static, built with -muintr;
 # both link libuintr.a.
 GUEST_CFLAGS := -O2 -g -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror -muintr \
-	-I$(TOP)/uapi -I$(TOP)/libuintr -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
+	-I$(KHDR) -I$(TOP)/libuintr -I$(TOP)/tests -I$(KSRC)/tools/testing/selftests
 SAMPLE_CFLAGS := -O2 -static -pthread -Wall -muintr -mgeneral-regs-only \
-	-minline-all-stringops -I$(TOP)/uapi -I$(TOP)/libuintr
+	-minline-all-stringops -I$(KHDR) -I$(TOP)/libuintr
 BENCH_CFLAGS := -O2 -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror \
-	-muintr -I$(TOP)/uapi
+	-muintr -I$(KHDR)
 TESTS := $(patsubst tests/%.c,$(GUEST_BIN)/tests/%,$(wildcard tests/*.c))
 BENCHES := $(patsubst bench/%.c,$(GUEST_BIN)/bench/%,$(wildcard bench/*.c))
 SAMPLES := $(patsubst samples/%.c,$(GUEST_BIN)/samples/%,$(wildcard samples/*.c))
@@ -91,7 +98,7 @@ ifdef T
 export UINTR_TESTS := $(T)
 endif
 
-.PHONY: all deps tree config kernel lib install-lib guest initramfs host-test check stress demo bench \
+.PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench \
 	shell bochs config-matrix clean distclean
 
 all: kernel initramfs
@@ -101,6 +108,9 @@ deps:
 
 tree: deps
 	@scripts/tree.sh
+
+kheaders: tree
+	@$(MAKE) -s -C $(KSRC) O=$(KHDR_OBJ) $(KBUILD_VARS) headers
 
 config: tree
 	@FLAVOR=$(FLAVOR) scripts/kconfig.sh $(KOBJ) make $(KBUILD_VARS)
@@ -156,15 +166,15 @@ install-lib: lib
 	install -m 644 uapi/linux/uintr.h $(DESTDIR)$(INCLUDEDIR)/libuintr/linux/
 	install -m 644 $(LIB_B)/libuintr.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 
-$(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) $(LIB_HEADERS) $(LIBUINTR_A) | tree
+$(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) $(LIB_HEADERS) $(LIBUINTR_A) | kheaders
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $< $(LIBUINTR_A)
 
-$(GUEST_BIN)/samples/%: samples/%.c $(LIB_HEADERS) $(LIBUINTR_A) | tree
+$(GUEST_BIN)/samples/%: samples/%.c $(LIB_HEADERS) $(LIBUINTR_A) | kheaders
 	@mkdir -p $(dir $@)
 	gcc $(SAMPLE_CFLAGS) -o $@ $< $(LIBUINTR_A)
 
-$(GUEST_BIN)/bench/%: bench/%.c uapi/linux/uintr.h | tree
+$(GUEST_BIN)/bench/%: bench/%.c uapi/linux/uintr.h | kheaders
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -o $@ $<
 

@@ -6,7 +6,9 @@
  * than through syscall(2): the kernel's -errno comes back as it is and
  * errno is never written, so the wrappers are usable where errno must not
  * change (a user interrupt handler, a signal handler) and cost nothing
- * more than the call.  The numbers come from <linux/uintr.h> only.
+ * more than the call.  The numbers come from the kernel's <asm/unistd.h>;
+ * built against older kernel headers, the library falls back on the
+ * x86-64 numbers the series assigns, which never change once released.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,11 +16,21 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <asm/unistd.h>
 
 #include "libuintr.h"
 
 #ifndef __x86_64__
 #error "libuintr: user interrupts exist on x86-64 only"
+#endif
+
+#ifndef __NR_uintr_register_handler
+#define __NR_uintr_register_handler	471
+#define __NR_uintr_unregister_handler	472
+#define __NR_uintr_create_fd		473
+#define __NR_uintr_register_sender	474
+#define __NR_uintr_unregister_sender	475
+#define __NR_uintr_wait			476
 #endif
 
 #define LIBUINTR_API __attribute__((visibility("default")))

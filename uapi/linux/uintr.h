@@ -2,20 +2,12 @@
 /*
  * x86 User Interrupts (UINTR): user-space interface.
  *
- * See uintr(7).  System call numbers are given here so that programs do not
- * hard-code them; glibc has no wrappers.
+ * See uintr(7).  The system call numbers (__NR_uintr_*) are in the
+ * architecture's <asm/unistd.h>, as for every other call; glibc has no
+ * wrappers, so call them with syscall(2).
  */
 #ifndef _UAPI_LINUX_UINTR_H
 #define _UAPI_LINUX_UINTR_H
-
-#ifndef __NR_uintr_register_handler
-#define __NR_uintr_register_handler	471
-#define __NR_uintr_unregister_handler	472
-#define __NR_uintr_create_fd		473
-#define __NR_uintr_register_sender	474
-#define __NR_uintr_unregister_sender	475
-#define __NR_uintr_wait			476
-#endif
 
 /* Vectors per receiving thread: 0 (lowest priority) .. 63 (highest). */
 #define UINTR_MAX_VECTORS		64
