@@ -121,8 +121,16 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
     unsafe {
         bindings::seq_printf(
             m,
-            c_str!("uintr_vector:\t%u\nuintr_receiver_tid:\t%d\nuintr_receiver_active:\t%d\nuintr_receiver_state:\t%s\nuintr_senders:\t%u\nuintr_upid_control:\t%#llx\nuintr_upid_pir:\t%#llx\n")
-                .as_char_ptr(),
+            c_str!(concat!(
+                "uintr_vector:\t%u\n",
+                "uintr_receiver_tid:\t%d\n",
+                "uintr_receiver_active:\t%d\n",
+                "uintr_receiver_state:\t%s\n",
+                "uintr_senders:\t%u\n",
+                "uintr_upid_control:\t%#llx\n",
+                "uintr_upid_pir:\t%#llx\n",
+            ))
+            .as_char_ptr(),
             c_uint::from(object.vector()),
             receiver.tid(),
             c_int::from(receiver.is_active()),
