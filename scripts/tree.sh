@@ -6,8 +6,14 @@
 # to a scratch index, never to the work tree directly; only the files whose
 # content differs from what the tree holds now are rewritten.  So a changed
 # patch rebuilds what it touches, an unchanged series rebuilds nothing, and
-# a removed patch leaves no stale file behind.  rust/uintr/ and the UAPI
-# header are synced the same way (by content, not by time stamp).
+# a removed patch leaves no stale file behind.
+#
+# The series carries the Rust crate (arch/x86/kernel/uintr/) and the UAPI
+# header; rust/uintr/ and uapi/linux/uintr.h are their copies, where they
+# are edited (scripts/export-patches.sh folds an edit into the series).
+# The build fails when a copy and the series disagree, unless
+# UINTR_DEV_OVERLAY=1: then the copies are built instead (for quick edits
+# before an export), with a warning.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +34,6 @@ extract() {
 	mkdir -p "$src.tmp"
 	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
 	git -C "$src.tmp" init -q
-	printf '/%s/\n/%s\n' "$crate_dir" "$uapi_header" >> "$src.tmp/.git/info/exclude"
 	git -C "$src.tmp" add -A -f
 	git -C "$src.tmp" -c user.name=uintr -c user.email=uintr@localhost \
 		commit -q -m "Debian linux-source-6.12 (vanilla)"
@@ -82,15 +87,47 @@ apply_series() {
 	echo "$new" > "$src/.git/uintr-applied-tree"
 }
 
-# Copy by content: files whose bytes did not change keep their time stamp.
-sync_component() {
-	mkdir -p "$src/$crate_dir"
-	rsync -rc --delete --exclude='*.orig' "$top/rust/uintr/" "$src/$crate_dir/"
-	if ! cmp -s "$top/uapi/linux/uintr.h" "$src/$uapi_header"; then
-		cp "$top/uapi/linux/uintr.h" "$src/$uapi_header"
+# The crate and the UAPI header as the series has them, by content: a
+# file an overlay changed is restored, one the series lacks removed.
+restore_component() {
+	local tree path
+	tree=$(cat "$src/.git/uintr-applied-tree")
+	git_src ls-tree -r --name-only "$tree" -- "$crate_dir" "$uapi_header" |
+	while IFS= read -r path; do
+		write_blob "$tree" "$path"
+	done
+	if [ -d "$src/$crate_dir" ]; then
+		(cd "$src" && find "$crate_dir" -type f ! -name '.*' ! -name '*.o' \
+			! -name '*.cmd' ! -name '*.orig' -print) |
+		while IFS= read -r path; do
+			[ -n "$(git_src ls-tree --name-only "$tree" -- "$path")" ] ||
+				rm -f "$src/$path"
+		done
 	fi
 }
 
+# The copies (rust/uintr/, uapi/linux/uintr.h) agree with the series.
+copies_agree() {
+	diff -r -q -x '*.orig' "$top/rust/uintr" "$src/$crate_dir" >&2 &&
+		cmp "$top/uapi/linux/uintr.h" "$src/$uapi_header" >&2
+}
+
+# Build the copies instead of the series' files, by content.
+overlay_copies() {
+	rsync -rc --delete --exclude='*.orig' "$top/rust/uintr/" "$src/$crate_dir/"
+	cmp -s "$top/uapi/linux/uintr.h" "$src/$uapi_header" ||
+		cp "$top/uapi/linux/uintr.h" "$src/$uapi_header"
+}
+
 [ -d "$src/.git" ] || extract
+# Trees extracted before the series carried the crate excluded it from git.
+sed -i "\#^/$crate_dir/\$#d;\#^/$uapi_header\$#d" "$src/.git/info/exclude"
 apply_series
-sync_component
+restore_component
+if [ "${UINTR_DEV_OVERLAY:-0}" = 1 ]; then
+	copies_agree 2>/dev/null ||
+		echo "tree: UINTR_DEV_OVERLAY=1: building rust/uintr/ and uapi/ as edited, not as in patches/" >&2
+	overlay_copies
+elif ! copies_agree; then
+	die "rust/uintr/ or uapi/linux/uintr.h differs from the series in patches/: run scripts/export-patches.sh (or build the edit with UINTR_DEV_OVERLAY=1)"
+fi
