@@ -99,7 +99,7 @@ export UINTR_TESTS := $(T)
 endif
 
 .PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench \
-	shell bochs config-matrix clean distclean
+	shell bochs config-matrix series-check clean distclean
 
 all: kernel initramfs
 
@@ -265,6 +265,13 @@ check: host-test initramfs $(CHECK_DEPS)
 config-matrix: deps
 	@scripts/config-matrix.sh $(MATRIX)
 
+# The series as a user applies it: git am onto a fresh tree from the
+# tarball, then a build after each patch (FROM=n starts building at patch
+# n, FROM=last builds the complete series only).  See
+# scripts/series-check.sh.
+series-check: deps
+	@scripts/series-check.sh $(FROM)
+
 # make stress T=storm,wait [MINUTES=60]: one boot that runs the named
 # guest tests again and again for MINUTES, stopping at the first failed
 # round; for races too rare for one `make check`.
@@ -302,7 +309,7 @@ shell: initramfs
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh shell $(BZIMAGE) $(INITRAMFS)
 
 clean:
-	rm -rf $(B)/obj-* $(GUEST_BIN) $(LIB_B) $(B)/results $(INITRAMFS)
+	rm -rf $(B)/obj-* $(B)/series-check $(GUEST_BIN) $(LIB_B) $(B)/results $(INITRAMFS)
 
 distclean:
 	rm -rf $(B)

@@ -4,13 +4,14 @@
 # for FLAVOR=debug; config/disabled.config instead of Kconfig.fragment for
 # FLAVOR=disabled; then $UINTR_EXTRA_FRAGMENTS), merged with the kernel's
 # merge_config.sh.  Fails when an option we asked for did not survive
-# olddefconfig.  Regenerates only when an input (fragments or the patched
+# olddefconfig.  The tree is build/linux, or $UINTR_KERNEL_SRC.
+# Regenerates only when an input (fragments or the patched
 # tree's Kconfig files) changed.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${UINTR_BUILD_DIR:-$top/build}
-src=$build/linux
+src=${UINTR_KERNEL_SRC:-$build/linux}
 obj=$1
 flavor=${FLAVOR:-normal}
 shift
@@ -26,7 +27,9 @@ esac
 read -r -a extra <<< "${UINTR_EXTRA_FRAGMENTS:-}"
 fragments+=("${extra[@]}")
 
-stamp=$( { cat "${fragments[@]}"; cat "$src/.git/uintr-applied-tree"; echo "${kmake[*]}"; } | sha256sum | cut -d' ' -f1)
+# The tree's content: the series tree.sh applied, or the commit checked out.
+tree_id() { cat "$src/.git/uintr-applied-tree" 2>/dev/null || git -C "$src" rev-parse 'HEAD^{tree}'; }
+stamp=$( { cat "${fragments[@]}"; tree_id; echo "${kmake[*]}"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$obj/.config" ] && [ "$(cat "$obj/.uintr-config-stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
 fi

@@ -1,0 +1,79 @@
+#!/bin/bash
+# make series-check: the series as a user applies it, with no other script
+# of this project in the way.  A fresh tree from Debian's 6.12 tarball in
+# its own git repository, `git am` of patches/ in the order of
+# patches/series, then a build of vmlinux after each patch in the normal
+# configuration, each incremental on the one before.  Fails on the first
+# patch that does not apply, does not build, or adds a warning (the ones
+# vanilla 6.12 gives with this toolchain are listed in
+# config/vanilla-warnings).
+#
+# usage: series-check.sh [first]
+#   build after patches first..last only (default 1); every patch is
+#   still applied by git am.  `series-check.sh last` builds the complete
+#   series only.
+# The tree and objects live in build/series-check/, rebuilt from scratch on
+# every run.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${UINTR_BUILD_DIR:-$top/build}
+tarball=${UINTR_KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+work=$build/series-check
+src=$work/linux
+obj=$work/obj
+rust_lib_src=$(ls -d /usr/src/rustc-*/library | sort | tail -1)
+kvars=(LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+	RUST_LIB_SRC="$rust_lib_src" BINDGEN="$top/scripts/bindgen-wrapper")
+jobs=${JOBS:-$(nproc)}
+
+die() { echo "series-check: $*" >&2; exit 1; }
+kgit() { git -C "$src" -c user.name=series-check -c user.email=series-check@localhost "$@"; }
+
+t0=$SECONDS
+rm -rf "$work"
+mkdir -p "$src"
+tar -xf "$tarball" -C "$src" --strip-components=1
+kgit init -q
+kgit add -A -f
+kgit commit -q -m "Debian linux-source-6.12 (vanilla)"
+kgit tag vanilla
+
+mapfile -t patches < <(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' "$top/patches/series")
+[ ${#patches[@]} -gt 0 ] || die "patches/series names no patch"
+kgit am -q "${patches[@]/#/$top/patches/}" || die "git am failed (see $src)"
+mapfile -t commits < <(kgit rev-list --reverse vanilla..HEAD)
+echo "series-check: ${#commits[@]} patches applied by git am in $(( SECONDS - t0 )) s"
+
+first=${1:-1}
+[ "$first" = last ] && first=${#commits[@]}
+[[ "$first" =~ ^[0-9]+$ ]] && [ "$first" -ge 1 ] && [ "$first" -le ${#commits[@]} ] ||
+	die "first must be 1..${#commits[@]} or last"
+
+# The normal configuration, made where every option exists (the tip); each
+# step starts from it, olddefconfig dropping what that step lacks.
+UINTR_KERNEL_SRC=$src "$top/scripts/kconfig.sh" "$obj" make "${kvars[@]}"
+cp "$obj/.config" "$work/full.config"
+
+allowed=$(sed -e '/^#/d' -e '/^$/d' "$top/config/vanilla-warnings")
+for (( i = first; i <= ${#commits[@]}; i++ )); do
+	c=${commits[i - 1]}
+	subject=$(kgit log -1 --format=%s "$c")
+	ts=$SECONDS
+	kgit checkout -q "$c"
+	cp "$work/full.config" "$obj/.config"
+	make -s -C "$src" O="$obj" "${kvars[@]}" olddefconfig >/dev/null
+	log=$work/build-$(printf %04d "$i").log
+	if ! make -s -C "$src" O="$obj" "${kvars[@]}" -j"$jobs" vmlinux >"$log" 2>&1; then
+		tail -20 "$log" >&2
+		die "patch $i/${#commits[@]} does not build: $subject (log: $log)"
+	fi
+	new=$(grep -i 'warning' "$log" | sed -E 's/\+0x[0-9a-f]+/+X/g' |
+		grep -v -E -e "$allowed" || true)
+	if [ -n "$new" ]; then
+		echo "$new" >&2
+		die "patch $i/${#commits[@]} adds warnings: $subject (log: $log)"
+	fi
+	echo "series-check: [$i/${#commits[@]}] $subject: built in $(( SECONDS - ts )) s"
+done
+echo "series-check: done in $(( SECONDS - t0 )) s"
