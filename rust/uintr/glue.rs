@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers of the helpers the C glue provides to this crate
-//! (`arch/x86/kernel/uintr.c`): CPU identity in UPID format, notification
-//! IPIs, instruction fetch, the user address limit, the UINTR MSRs of the
-//! hardware backend, and the few scheduler and interrupt primitives the
-//! sleep of uintr_wait() needs.
+//! Safe wrappers of the C this crate calls: the helpers the C glue provides
+//! (`arch/x86/kernel/uintr.c`: CPU identity in UPID format, notification
+//! IPIs, the user address limit, the UINTR MSRs of the hardware backend),
+//! the x86 instruction fetch, and the few scheduler and interrupt
+//! primitives the sleep of uintr_wait() needs (Rust helpers in
+//! `rust/helpers/`).
 
 use kernel::bindings;
 use kernel::task::Task;
@@ -61,7 +62,7 @@ impl CpuPin {
     pub(crate) fn cpu(&self) -> usize {
         // SAFETY: preemption is disabled while `self` lives, so the CPU
         // number stays true.
-        unsafe { bindings::uintr_cpu_id() as usize }
+        unsafe { bindings::smp_processor_id() as usize }
     }
 }
 
@@ -76,8 +77,9 @@ impl Drop for CpuPin {
 /// readable (0 if none).
 pub(crate) fn fetch_instruction(regs: &UserRegs<'_>, buf: &mut [u8; MAX_INSN_LEN]) -> usize {
     // SAFETY: `regs` are the user registers of the current task and `buf`
-    // has room for MAX_INSN_SIZE (15) bytes, as the helper requires.
-    let n = unsafe { bindings::uintr_fetch_insn(regs.as_raw(), buf.as_mut_ptr()) };
+    // has room for MAX_INSN_SIZE (15) bytes, as insn_fetch_from_user()
+    // requires.
+    let n = unsafe { bindings::insn_fetch_from_user(regs.as_raw(), buf.as_mut_ptr()) };
     usize::try_from(n).unwrap_or(0).min(MAX_INSN_LEN)
 }
 
@@ -91,8 +93,8 @@ pub(crate) struct IrqsOff {
 impl IrqsOff {
     /// Disables interrupts, remembering whether they were enabled.
     pub(crate) fn new() -> Self {
-        // SAFETY: paired with `uintr_irq_restore` in `drop`.
-        let flags = unsafe { bindings::uintr_irq_save() };
+        // SAFETY: paired with `local_irq_restore` in `drop`.
+        let flags = unsafe { bindings::local_irq_save() };
         IrqsOff { flags }
     }
 }
@@ -101,7 +103,7 @@ impl Drop for IrqsOff {
     fn drop(&mut self) {
         // SAFETY: restores what `new` saved, on the same CPU: interrupts
         // off means no migration in between.
-        unsafe { bindings::uintr_irq_restore(self.flags) };
+        unsafe { bindings::local_irq_restore(self.flags) };
     }
 }
 
@@ -128,14 +130,14 @@ pub(crate) fn request_delivery() {
 /// Marks the current task as about to sleep interruptibly (with a full
 /// barrier): a wakeup from here on makes the next `sleep` return at once.
 pub(crate) fn set_interruptible() {
-    // SAFETY: a plain C function acting on the current task.
-    unsafe { bindings::uintr_set_interruptible() };
+    // SAFETY: sets the state of the current task only.
+    unsafe { bindings::set_current_state(bindings::TASK_INTERRUPTIBLE) };
 }
 
 /// Marks the current task as running again.
 pub(crate) fn set_running() {
-    // SAFETY: a plain C function acting on the current task.
-    unsafe { bindings::uintr_set_running() };
+    // SAFETY: sets the state of the current task only.
+    unsafe { bindings::__set_current_state(bindings::TASK_RUNNING) };
 }
 
 /// Sleeps (after `set_interruptible`) until woken, or until the monotonic

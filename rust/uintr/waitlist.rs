@@ -276,5 +276,5 @@ fn notify_signal(task: &Task) {
     let raw: *const Task = task;
     // SAFETY: `Task` wraps a `task_struct` transparently, so the pointer
     // is the task's, valid while the reference lives.
-    unsafe { bindings::uintr_notify_signal(raw.cast_mut().cast()) };
+    unsafe { bindings::set_notify_signal(raw.cast_mut().cast()) };
 }
