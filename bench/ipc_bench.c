@@ -7,7 +7,8 @@
  *
  * Build:
  *   gcc -O2 -static -pthread -Wall -Wextra -Wno-unused-parameter -Werror \
- *       -muintr -I uapi -o ipc_bench bench/ipc_bench.c
+ *       -muintr -I build/obj-headers/usr/include -o ipc_bench bench/ipc_bench.c
+ * (the patched kernel's `make headers`: <linux/uintr.h> and __NR_uintr_*).
  *
  * Party A sends a ping and waits for the pong; party B waits for the ping
  * and answers it.  A times every round trip with CLOCK_MONOTONIC.  A is
