@@ -26,10 +26,10 @@ pub(crate) fn user_address_limit() -> u64 {
 pub(crate) fn task_is_exiting(task: &Task) -> bool {
     let raw: *const Task = task;
     let raw: *const bindings::task_struct = raw.cast();
-    // SAFETY: `Task` wraps a `task_struct` transparently and the reference
-    // keeps it alive.  The flags word is read once, as `READ_ONCE()`
-    // would; a concurrent change by the task itself gives the old or the
-    // new value, either of which is an answer.
+    // The flags word is read once, as `READ_ONCE()` would: a concurrent
+    // change by the task itself gives the old or the new value, either an
+    // answer.
+    // SAFETY: `Task` wraps a `task_struct` that the reference keeps alive.
     let flags = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*raw).flags)) };
     flags & bindings::PF_EXITING != 0
 }
@@ -76,9 +76,8 @@ impl Drop for CpuPin {
 /// Reads the instruction bytes at the user RIP; returns how many were
 /// readable (0 if none).
 pub(crate) fn fetch_instruction(regs: &UserRegs<'_>, buf: &mut [u8; MAX_INSN_LEN]) -> usize {
-    // SAFETY: `regs` are the user registers of the current task and `buf`
-    // has room for MAX_INSN_SIZE (15) bytes, as insn_fetch_from_user()
-    // requires.
+    // insn_fetch_from_user() requires room for MAX_INSN_SIZE (15) bytes.
+    // SAFETY: `regs` are the current task's user registers; `buf` has 15.
     let n = unsafe { bindings::insn_fetch_from_user(regs.as_raw(), buf.as_mut_ptr()) };
     usize::try_from(n).unwrap_or(0).min(MAX_INSN_LEN)
 }
@@ -184,9 +183,9 @@ pub(crate) fn sync_all_cpus() {
 /// registers the switch has saved.
 pub(crate) fn saved_user_state(thread: &ThreadState<'_>, save_current: bool) -> (bool, u64) {
     let mut uirr = 0u64;
-    // SAFETY: `thread` wraps a `thread.uintr` under `ThreadState`'s
-    // promise (the calling thread's, or one being switched from, as the
-    // flag says and the helper checks); `uirr` is writable.
+    // `ThreadState` promises the calling thread's or one being switched
+    // from, as the flag says (the helper checks it).
+    // SAFETY: `thread` wraps a live `thread.uintr`; `uirr` is writable.
     let uif = unsafe { bindings::uintr_hw_saved_state(thread.as_raw(), save_current, &mut uirr) };
     (uif, uirr)
 }
