@@ -50,9 +50,7 @@ INITRAMFS := $(B)/initramfs.cpio.gz
 JOBS ?= $(shell nproc)
 
 # Debian's toolchain, never the rustup one in ~/.cargo (see README).
-RUST_LIB_SRC = $(lastword $(sort $(wildcard /usr/src/rustc-*/library)))
-KBUILD_VARS = LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
-	RUST_LIB_SRC=$(RUST_LIB_SRC) BINDGEN=$(TOP)/scripts/bindgen-wrapper
+KBUILD_VARS = $(shell $(TOP)/scripts/kbuild-vars.sh)
 KMAKE = $(MAKE) -C $(KSRC) O=$(KOBJ) $(KBUILD_VARS)
 
 # libuintr (libuintr/): built into $(B)/libuintr as libuintr.a, the shared

@@ -18,9 +18,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${UINTR_BUILD_DIR:-$top/build}
 src=$build/linux
-rust_lib_src=$(ls -d /usr/src/rustc-*/library | sort | tail -1)
-kvars=(LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-	RUST_LIB_SRC="$rust_lib_src" BINDGEN="$top/scripts/bindgen-wrapper")
+mapfile -t kvars < <("$top/scripts/kbuild-vars.sh")
 jobs=${JOBS:-$(nproc)}
 frag=$(mktemp -d)
 trap 'rm -rf "$frag"' EXIT

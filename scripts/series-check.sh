@@ -22,9 +22,7 @@ tarball=${UINTR_KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 work=$build/series-check
 src=$work/linux
 obj=$work/obj
-rust_lib_src=$(ls -d /usr/src/rustc-*/library | sort | tail -1)
-kvars=(LLVM=1 LOCALVERSION= RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-	RUST_LIB_SRC="$rust_lib_src" BINDGEN="$top/scripts/bindgen-wrapper")
+mapfile -t kvars < <("$top/scripts/kbuild-vars.sh")
 jobs=${JOBS:-$(nproc)}
 
 die() { echo "series-check: $*" >&2; exit 1; }
