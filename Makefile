@@ -258,8 +258,9 @@ check: host-test initramfs $(CHECK_DEPS)
 			--qemu-status $$(cat $(RESULTS)/qemu-status-$$m); done)
 
 # Configurations make check does not boot (FRED with and without the
-# feature, arm64 with Rust): they must build; MATRIX="fred-off arm64" picks
-# jobs.  See scripts/config-matrix.sh.
+# feature, PREEMPT_RT, arm64 with Rust): they must build; and the lint job
+# (W=1, CLIPPY=1, kernel-doc, rustfmtcheck, htmldocs) must find nothing.
+# MATRIX="fred-off lint" picks jobs.  See scripts/config-matrix.sh.
 config-matrix: deps
 	@scripts/config-matrix.sh $(MATRIX)
 
