@@ -198,11 +198,12 @@ host-test: tree
 
 # Tests that also run in further boots, one per uintr= value of
 # EXTRA_BOOTS (KUnit off there): off, and hw (off too without the
-# hardware); on the UINTR model: off, and emulate (the emulation on a CPU
-# that has UINTR).
+# hardware); on the UINTR model: off, emulate (the emulation on a CPU
+# that has UINTR), and pti (uintr=auto with page table isolation on,
+# which hides the hardware).
 OFF_TESTS := boot_mode
 ifeq ($(CPU),sapphire-rapids)
-EXTRA_BOOTS := off emulate
+EXTRA_BOOTS := off emulate pti
 else
 EXTRA_BOOTS := off hw
 endif
@@ -242,9 +243,10 @@ check: host-test initramfs $(CHECK_DEPS)
 	echo "check: guest run took $$(( $$(date +%s) - t0 )) s"
 	@if [ -z "$(T)" ] && [ "$(FLAVOR)" != disabled ]; then \
 		for m in $(EXTRA_BOOTS); do \
-			echo "check: booting again with uintr=$$m"; \
+			case $$m in pti) args="uintr=auto pti=on" ;; *) args="uintr=$$m" ;; esac; \
+			echo "check: booting again with $$args"; \
 			UINTR_MEM=$(GUEST_MEM) UINTR_TESTS=$(OFF_TESTS) \
-			UINTR_CMDLINE="uintr=$$m kunit.enable=0" \
+			UINTR_CMDLINE="$$args kunit.enable=0" \
 			$(RUN_GUEST) check $(BZIMAGE) $(INITRAMFS) \
 				$(RESULTS)/console-$$m.log; \
 			echo $$? > $(RESULTS)/qemu-status-$$m; \

@@ -34,6 +34,18 @@ static int cpu_has_uintr(void)
 }
 
 /*
+ * Whether page table isolation is on ("pti" in the flags of
+ * /proc/cpuinfo): the UINTR hardware then stays unused.
+ */
+static int pti_on(void)
+{
+	static char buf[65536];
+
+	return !uintr_read_file("/proc/cpuinfo", buf, sizeof(buf)) &&
+	       (strstr(buf, " pti ") || strstr(buf, " pti\n"));
+}
+
+/*
  * The uintr= request on the command line: the kernel calls its handler for
  * each uintr= and nouintr in turn, so the last one wins (run-bochs.sh puts
  * uintr=hw first, the extra boots of make check add theirs behind it).
@@ -64,10 +76,11 @@ static const char *requested(void)
 static const char *expected_mode(void)
 {
 	const char *req = requested();
+	int usable = cpu_has_uintr() && !pti_on();
 
-	if (!strcmp(req, "off") || (!strcmp(req, "hw") && !cpu_has_uintr()))
+	if (!strcmp(req, "off") || (!strcmp(req, "hw") && !usable))
 		return "off";
-	if (!strcmp(req, "emulate") || !cpu_has_uintr())
+	if (!strcmp(req, "emulate") || !usable)
 		return "emulated";
 	return "hardware";
 }
@@ -107,6 +120,41 @@ TEST(cpuinfo_has_uintr_flag_only_in_hardware_mode)
 
 	ASSERT_EQ(0, uintr_read_file("/proc/cpuinfo", buf, sizeof(buf)));
 	EXPECT_EQ(hardware, strstr(buf, " uintr") != NULL);
+}
+
+/* The kernel log of this boot, NUL-terminated. */
+static const char *boot_log(void)
+{
+	static char log[1 << 20];
+	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1);
+
+	log[len > 0 ? len : 0] = '\0';
+	return log;
+}
+
+/*
+ * XSAVE state component 14 (IA32_XSS bit 14) is enabled exactly when the
+ * hardware runs the feature: the FPU code logs each component it uses.
+ */
+TEST(xsave_component_only_in_hardware_mode)
+{
+	int hardware = !configured_out() && !strcmp(expected_mode(), "hardware");
+	const char *log = boot_log();
+
+	ASSERT_NE('\0', log[0]);
+	EXPECT_EQ(hardware, strstr(log, "'User Interrupts registers'") != NULL);
+}
+
+/* With PTI on, a CPU's UINTR goes unused, and the log says why. */
+TEST(page_table_isolation_hides_the_hardware)
+{
+	int hidden = !configured_out() && cpu_has_uintr() && pti_on() &&
+		     strcmp(requested(), "off") && strcmp(requested(), "emulate");
+
+	if (!pti_on())
+		SKIP(return, "page table isolation is off");
+	EXPECT_EQ(hidden, strstr(boot_log(), "uintr: page table isolation is on: "
+				 "UINTR hardware unused") != NULL);
 }
 
 TEST(syscalls_follow_the_mode)
