@@ -6,6 +6,7 @@
 #   make check CPU=sapphire-rapids               ... on a UINTR CPU model (Bochs)
 #   make demo                                    boot and run samples/
 #   make bench [QUICK=1] [N=n] [ROWS=a,b]        IPC latency table (build/bench/)
+#   make bench-overhead [N=n] [ROUNDS=r]         cost to tasks not using it
 #   make shell                                   boot to a guest shell
 #   make lib                                     libuintr (build/libuintr/)
 #   make kernel | initramfs | host-test | tree | deps | clean
@@ -96,7 +97,7 @@ ifdef T
 export UINTR_TESTS := $(T)
 endif
 
-.PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench \
+.PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench bench-overhead \
 	shell bochs config-matrix series-check clean distclean
 
 all: kernel initramfs
@@ -272,6 +273,17 @@ config-matrix: deps
 # scripts/series-check.sh.
 series-check: deps
 	@scripts/series-check.sh $(FROM)
+
+# make bench-overhead [N=count] [ROUNDS=r]: what the feature costs tasks that do not
+# use it: a null system call and a one-CPU pipe ping-pong (context
+# switches) in boots with uintr=off, on but unused, and on with a receiver
+# elsewhere, taking turns ROUNDS (5) times; results in build/bench-overhead/.  See
+# scripts/bench-overhead.sh.
+BENCH_OVERHEAD_N := $(or $(N),$(if $(QUICK),20000,200000))
+
+bench-overhead: initramfs
+	@UINTR_MEM=$(GUEST_MEM) ROUNDS=$(or $(ROUNDS),5) scripts/bench-overhead.sh \
+		$(BZIMAGE) $(INITRAMFS) $(B)/bench-overhead $(BENCH_OVERHEAD_N)
 
 # make stress T=storm,wait [MINUTES=60]: one boot that runs the named
 # guest tests again and again for MINUTES, stopping at the first failed

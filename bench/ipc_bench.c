@@ -153,6 +153,12 @@ struct party {
 #define MECH_UINTR	0x1	/* needs user interrupts */
 #define MECH_ONE_WAY	0x2	/* times one send, not a round trip */
 #define MECH_SLEEPS	0x4	/* uintr: the waiting party blocks in uintr_wait() */
+/*
+ * What the feature costs tasks that do not use it (make bench-overhead):
+ * not IPC, so not in "all" and without a ratio.
+ */
+#define MECH_OVERHEAD	0x8
+#define MECH_ONE_CPU	0x10	/* both parties on the first CPU */
 
 /*
  * A mechanism: setup runs once in the row process before the parties
@@ -629,6 +635,14 @@ static void shm_pong(struct party *p, long i)
 	store_release(&p->r->sh->seq, 2 * i + 2);
 }
 
+/* ---- what tasks that do not use user interrupts pay ---- */
+
+/* One system call that does no work: the cost of entry and exit. */
+static void null_syscall(struct party *p, long i)
+{
+	syscall(SYS_getppid);
+}
+
 /* In the order of the RFC's table, the extras last. */
 static const struct mech mechs[] = {
 	{
@@ -676,6 +690,16 @@ static const struct mech mechs[] = {
 		.setup = uintr_setup, .init = cost_init,
 		.ping = cost_send, .fini = cost_fini,
 		.what = "one SENDUIPI to a blocked receiver with UIF=0 (not a round trip)",
+	}, {
+		.name = "null-syscall", .flags = MECH_ONE_WAY | MECH_OVERHEAD,
+		.ping = null_syscall,
+		.what = "getppid(): kernel entry and exit (not a round trip)",
+	}, {
+		.name = "pipe-1cpu", .msg_len = 1,
+		.flags = MECH_OVERHEAD | MECH_ONE_CPU,
+		.setup = pipe_setup,
+		.ping = stream_ping, .pong = stream_pong,
+		.what = "pipe ping-pong on one CPU: two context switches",
 	},
 };
 
@@ -833,6 +857,7 @@ struct options {
 	long iterations, warmup;
 	int stall_s;
 	const char *json, *csv, *samples;
+	bool receiver;
 	struct job jobs[MAX_JOBS];
 	int nr_jobs;
 };
@@ -1031,10 +1056,11 @@ static int collect(struct result *res, const struct row_shm *sh)
 static int run_row(const struct job *j, struct result *res)
 {
 	size_t size = sizeof(struct row_shm) + opt.iterations * sizeof(uint64_t);
+	bool one_cpu = nr_cpus < 2 || (j->m->flags & MECH_ONE_CPU);
 	struct row r = {
-		.m = j->m, .procs = j->procs, .one_cpu = nr_cpus < 2,
+		.m = j->m, .procs = j->procs, .one_cpu = one_cpu,
 		.iterations = opt.iterations, .warmup = opt.warmup,
-		.cpu = { cpu[0], cpu[1] },
+		.cpu = { cpu[0], one_cpu ? cpu[0] : cpu[1] },
 	};
 	pid_t parent = getpid(), pid;
 	uint64_t t0 = now_ns();
@@ -1105,6 +1131,51 @@ static const char *uintr_probe(void)
 	return why;
 }
 
+/* Whether a selected row uses user interrupts. */
+static bool uintr_rows_selected(void)
+{
+	for (int i = 0; i < opt.nr_jobs; i++)
+		if (opt.jobs[i].m->flags & MECH_UINTR)
+			return true;
+	return false;
+}
+
+/*
+ * --receiver: a process that registers a handler and a uintr_fd and then
+ * sleeps until the run ends, so that the rows run while the kernel knows
+ * a receiver (the context-switch path's static key is on) that is none of
+ * the parties.  Dies if it cannot become one.
+ */
+static void start_receiver(void)
+{
+	pid_t parent = getpid(), pid;
+	int ready[2], err = 0;
+
+	if (pipe(ready))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(ready[0]);
+		die_with_parent(parent);
+		if (uintr_register_handler(uintr_handler, 0) < 0 ||
+		    uintr_create_fd(0, 0) < 0)
+			err = errno;
+		if (write(ready[1], &err, sizeof(err)) != sizeof(err) || err)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &err, sizeof(err)) != sizeof(err))
+		die("--receiver: the receiver died");
+	if (err)
+		die("--receiver: cannot become a receiver: %s", strerror(err));
+	close(ready[0]);
+	printf("# a receiver elsewhere: process %d, asleep, for the whole run\n", pid);
+}
+
 /* Median cost of one clock_gettime(), which every sample includes once. */
 static double clock_overhead(void)
 {
@@ -1152,7 +1223,8 @@ static const struct result *best_row(const struct result *res, int n)
 	const struct result *best = NULL;
 
 	for (int i = 0; i < n; i++) {
-		if (res[i].status != ROW_OK || (res[i].m->flags & MECH_ONE_WAY))
+		if (res[i].status != ROW_OK ||
+		    (res[i].m->flags & (MECH_ONE_WAY | MECH_OVERHEAD)))
 			continue;
 		if (!best || res[i].st.median < best->st.median)
 			best = &res[i];
@@ -1173,7 +1245,8 @@ static const struct result *ratio_base(struct result *res, int n)
 	if (!base)
 		base = best_row(res, n);
 	for (int i = 0; i < n && base; i++) {
-		if (res[i].status == ROW_OK && !(res[i].m->flags & MECH_ONE_WAY))
+		if (res[i].status == ROW_OK &&
+		    !(res[i].m->flags & (MECH_ONE_WAY | MECH_OVERHEAD)))
 			res[i].ratio = res[i].st.median / base->st.median;
 	}
 	return base;
@@ -1323,13 +1396,16 @@ static void usage(FILE *f)
 		"      --json FILE      write the results as JSON\n"
 		"      --csv FILE       write the results as CSV\n"
 		"      --samples DIR    write each row's samples (ns) to DIR/<mechanism>.txt\n"
+		"      --receiver       keep a receiver (a process with a handler and a\n"
+		"                       uintr_fd, asleep) for the whole run\n"
 		"\n"
 		"mechanisms (parties are two threads; append -proc for two processes):\n",
 		DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEFAULT_STALL_S);
 	for (size_t i = 0; i < NR_MECHS; i++)
 		fprintf(f, "  %-15s %s\n", mechs[i].name, mechs[i].what);
-	fprintf(f, "  %-15s every row above, with threads\n", "all");
-	fprintf(f, "  %-15s every row above, with processes\n", "all-proc");
+	fprintf(f, "  %-15s every row above but null-syscall and pipe-1cpu, with threads\n",
+		"all");
+	fprintf(f, "  %-15s the same, with processes\n", "all-proc");
 }
 
 /* A bad command line: the usage, the complaint, exit status 2. */
@@ -1373,7 +1449,8 @@ static void add_job(const struct mech *m, bool procs)
 static void add_all(bool procs)
 {
 	for (size_t i = 0; i < NR_MECHS; i++)
-		add_job(&mechs[i], procs);
+		if (!(mechs[i].flags & MECH_OVERHEAD))
+			add_job(&mechs[i], procs);
 }
 
 static void add_mech(const char *name)
@@ -1421,6 +1498,7 @@ static void parse_options(int argc, char **argv)
 		{ "json", required_argument, NULL, 'J' },
 		{ "csv", required_argument, NULL, 'C' },
 		{ "samples", required_argument, NULL, 'S' },
+		{ "receiver", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1448,6 +1526,9 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'S':
 			opt.samples = optarg;
+			break;
+		case 'R':
+			opt.receiver = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1552,7 +1633,10 @@ int main(int argc, char **argv)
 		die("sigprocmask: %s", strerror(errno));
 
 	pick_cpus();
-	no_uintr = uintr_probe();
+	/* The probe registers a handler: not for rows that don't need it. */
+	no_uintr = uintr_rows_selected() ? uintr_probe() : NULL;
+	if (opt.receiver)
+		start_receiver();
 	clock_ns = clock_overhead();
 	print_header(clock_ns, no_uintr);
 	fflush(stdout);
