@@ -22,18 +22,6 @@
 /* More fault points than any of the calls reaches. */
 #define MAX_FAULT_POINTS	300
 
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n == (ssize_t)strlen(value) ? 0 : -1;
-}
-
 /*
  * By default failslab and fail_page_alloc leave alone the allocations that
  * may sleep (all of ours) and order-0 pages; count them all, quietly.
@@ -43,11 +31,11 @@ static int setup_injection(int on)
 {
 	const char *wait = on ? "N" : "Y";
 
-	return write_str(FAILSLAB "ignore-gfp-wait", wait) ||
-	       write_str(FAILSLAB "verbose", on ? "0" : "2") ||
-	       write_str(FAIL_PAGE_ALLOC "ignore-gfp-wait", wait) ||
-	       write_str(FAIL_PAGE_ALLOC "min-order", on ? "0" : "1") ||
-	       write_str(FAIL_PAGE_ALLOC "verbose", on ? "0" : "2");
+	return uintr_write_file(FAILSLAB "ignore-gfp-wait", wait) ||
+	       uintr_write_file(FAILSLAB "verbose", on ? "0" : "2") ||
+	       uintr_write_file(FAIL_PAGE_ALLOC "ignore-gfp-wait", wait) ||
+	       uintr_write_file(FAIL_PAGE_ALLOC "min-order", on ? "0" : "1") ||
+	       uintr_write_file(FAIL_PAGE_ALLOC "verbose", on ? "0" : "2");
 }
 
 static void *handler_address(void)

@@ -37,19 +37,7 @@ struct member {
 	long result[THREADS];
 };
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* The value of key in a "key value" file (memory.events, vmstat), or -1. */
+/* The value of key in a "key value" file (memory.events, memory.stat), or -1. */
 static long read_key(const char *path, const char *key)
 {
 	char line[256], name[128];
@@ -136,7 +124,7 @@ static void run_member(int report, long headroom)
 	pthread_t tid;
 	char limit[32];
 
-	if (write_file(GROUP "/cgroup.procs", "0") ||
+	if (uintr_write_file(GROUP "/cgroup.procs", "0") ||
 	    uintr_register_handler(uintr_test_handler(), 0) < 0)
 		_exit(10);
 	m->fd = uintr_create_fd(0, 0);
@@ -157,7 +145,7 @@ static void run_member(int report, long headroom)
 	r.slab_before = read_key(GROUP "/memory.stat", "slab");
 	if (headroom >= 0) {
 		snprintf(limit, sizeof(limit), "%ld", r.current_before + headroom);
-		if (write_file(GROUP "/memory.max", limit))
+		if (uintr_write_file(GROUP "/memory.max", limit))
 			_exit(13);
 	}
 	pthread_barrier_wait(&m->go);
@@ -165,7 +153,7 @@ static void run_member(int report, long headroom)
 	r.current_after = read_long(GROUP "/memory.current");
 	r.slab_after = read_key(GROUP "/memory.stat", "slab");
 	pthread_barrier_wait(&m->measured);
-	write_file(GROUP "/memory.max", "max");
+	uintr_write_file(GROUP "/memory.max", "max");
 
 	for (int i = 0; i < THREADS; i++) {
 		if (m->result[i] == 0)
@@ -222,7 +210,7 @@ FIXTURE_SETUP(memcg)
 	if (uintr_read_file(CGROOT "/cgroup.controllers", controllers, sizeof(controllers)) ||
 	    !strstr(controllers, "memory"))
 		SKIP(return, "no memory controller (CONFIG_MEMCG)");
-	ASSERT_EQ(0, write_file(CGROOT "/cgroup.subtree_control", "+memory"));
+	ASSERT_EQ(0, uintr_write_file(CGROOT "/cgroup.subtree_control", "+memory"));
 	rmdir(GROUP);
 	ASSERT_EQ(0, mkdir(GROUP, 0755));
 	ASSERT_EQ(0, uintr_read_stats(&self->before));

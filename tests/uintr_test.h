@@ -114,6 +114,19 @@ static inline int uintr_read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* Writes text to a (sysfs, cgroup, debugfs) file in one write; 0 or -1. */
+static inline int uintr_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
 /*
  * Whether the CPU itself runs user interrupts on this boot: the kernel
  * shows the "uintr" flag in /proc/cpuinfo in hardware mode only.
