@@ -109,6 +109,10 @@ fi
 
 out=$tmp/out
 kgit format-patch -q --no-signature --zero-commit --no-numbered vanilla.."$branch" -o "$out"
+# An empty context line is a lone space in format-patch's output: trailing
+# whitespace to every whitespace check.  git am (git apply) and patch(1)
+# take a truly empty line as the same context line.
+sed -i '/^diff --git /,$ s/^ $//' "$out"/*.patch
 rm -f "$top"/patches/*.patch
 cp "$out"/*.patch "$top/patches/"
 {
