@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <termios.h>
 
 #include "kselftest_harness.h"
 #include "uintr_test.h"
@@ -254,12 +255,35 @@ TEST_F_TIMEOUT(memcg, senders_are_charged_to_the_group, 300)
  * ENOMEM for the rest, or the group's OOM killer ends the member.  No
  * other error, and no OOM kill anywhere but in the group.
  */
+/*
+ * The OOM killer's report goes to the console straight through the UART,
+ * ahead of user output still queued in the tty: on a paced UART (Bochs)
+ * it would cut through the TAP lines of this or the previous test.  So
+ * the queued output goes out first, and the report has gone out before
+ * this test prints again.
+ */
+static void console_quiet_before(void)
+{
+	fflush(NULL);
+	tcdrain(STDOUT_FILENO);
+	tcdrain(STDERR_FILENO);
+}
+
+static void console_quiet_after(void)
+{
+	usleep(500000);
+}
+
 TEST_F_TIMEOUT(memcg, the_limit_holds_inside_the_group, 300)
 {
 	struct member_report r;
-	int got, status = spawn_member(THREADS * UITT_BYTES / 4, &r, &got);
-	long events = read_key(GROUP "/memory.events", "oom_kill");
-	long kills, group_kills;
+	long events, kills, group_kills;
+	int got, status;
+
+	console_quiet_before();
+	status = spawn_member(THREADS * UITT_BYTES / 4, &r, &got);
+	console_quiet_after();
+	events = read_key(GROUP "/memory.events", "oom_kill");
 
 	count_oom_kills(self->kmsg, &kills, &group_kills);
 
