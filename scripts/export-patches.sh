@@ -120,5 +120,7 @@ cp "$out"/*.patch "$top/patches/"
 	(cd "$top/patches" && ls ./*.patch | sed 's|^\./||')
 } > "$top/patches/series"
 for p in "$top"/patches/*.patch; do
-	perl "$tree/scripts/checkpatch.pl" --no-tree -q "$p" || echo "checkpatch: $p" >&2
+	# FILE_PATH_CHANGES: see scripts/host-tests.sh, which checks MAINTAINERS.
+	perl "$tree/scripts/checkpatch.pl" --no-tree -q --ignore FILE_PATH_CHANGES "$p" ||
+		echo "checkpatch: $p" >&2
 done
