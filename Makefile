@@ -272,7 +272,7 @@ config-matrix: deps
 # n, FROM=last builds the complete series only).  See
 # scripts/series-check.sh.
 series-check: deps
-	@scripts/series-check.sh $(FROM)
+	@scripts/series-check.sh $(FROM) $(TO)
 
 # make bench-overhead [N=count] [ROUNDS=r]: what the feature costs tasks that do not
 # use it: a null system call and a one-CPU pipe ping-pong (context

@@ -8,8 +8,8 @@
 # vanilla 6.12 gives with this toolchain are listed in
 # config/vanilla-warnings).
 #
-# usage: series-check.sh [first]
-#   build after patches first..last only (default 1); every patch is
+# usage: series-check.sh [first [to]]
+#   build after patches first..to only (default 1..last); every patch is
 #   still applied by git am.  `series-check.sh last` builds the complete
 #   series only.
 # The tree and objects live in build/series-check/, rebuilt from scratch on
@@ -43,10 +43,54 @@ kgit am -q "${patches[@]/#/$top/patches/}" || die "git am failed (see $src)"
 mapfile -t commits < <(kgit rev-list --reverse vanilla..HEAD)
 echo "series-check: ${#commits[@]} patches applied by git am in $(( SECONDS - t0 )) s"
 
+# Seconds, before any build: at every patch, (1) the Rust entry points
+# that the C glue declares in asm/uintr.h are exactly those the crate
+# defines (entry.rs), and (2) every C name the series adds that the crate
+# reaches through `bindings::` exists by then (vanilla names need no
+# check).  What the builds below would find only at link time, or minutes
+# into a rebuild.
+series_c_names() { # commit: identifiers in the C side of the series at commit
+	kgit diff vanilla "$1" -- . ':!arch/x86/kernel/uintr' |
+		sed -n 's/^+//p' | { grep -o '[A-Za-z_][A-Za-z0-9_]*' || true; } | sort -u
+}
+crate_bindings() { # commit
+	{ kgit grep -h -o 'bindings::[A-Za-z0-9_]*' "$1" -- arch/x86/kernel/uintr || true; } |
+		sed 's/.*bindings:://; s/^uintr_emulation_//' | sort -u
+}
+# The names the crate uses that only the series defines.
+final_names=$(series_c_names HEAD)
+own=()
+for name in $(crate_bindings HEAD); do
+	grep -qx -e "$name" -e "rust_helper_$name" <<<"$final_names" || continue
+	kgit grep -q -w -e "$name" -e "rust_helper_$name" vanilla -- \
+		include arch/x86/include rust/helpers || own+=("$name")
+done
+for (( i = 1; i <= ${#commits[@]}; i++ )); do
+	c=${commits[i - 1]}
+	declared=$(kgit show "$c:arch/x86/include/asm/uintr.h" 2>/dev/null |
+		grep -o 'uintr_rust_[a-z0-9_]*' | sort -u || true)
+	defined=$(kgit show "$c:arch/x86/kernel/uintr/entry.rs" 2>/dev/null |
+		grep -o 'uintr_rust_[a-z0-9_]*' | sort -u || true)
+	[ "$declared" = "$defined" ] ||
+		die "patch $i: asm/uintr.h and entry.rs disagree: $(diff <(echo "$declared") <(echo "$defined") | grep '^[<>]' | tr '\n' ' ')"
+	used=$(crate_bindings "$c")
+	names_now=$(series_c_names "$c")
+	for name in "${own[@]}"; do
+		grep -qx "$name" <<<"$used" || continue
+		# Rust helpers are bound without their rust_helper_ prefix.
+		grep -qx -e "$name" -e "rust_helper_$name" <<<"$names_now" ||
+			die "patch $i: the crate uses bindings::$name before the series defines it"
+	done
+done
+echo "series-check: entry points and bindings agree at every patch ($(( SECONDS - t0 )) s)"
+
 first=${1:-1}
 [ "$first" = last ] && first=${#commits[@]}
 [[ "$first" =~ ^[0-9]+$ ]] && [ "$first" -ge 1 ] && [ "$first" -le ${#commits[@]} ] ||
 	die "first must be 1..${#commits[@]} or last"
+to=${2:-${#commits[@]}}
+[[ "$to" =~ ^[0-9]+$ ]] && [ "$to" -ge "$first" ] && [ "$to" -le ${#commits[@]} ] ||
+	die "to must be $first..${#commits[@]}"
 
 # The normal configuration, made where every option exists (the tip); each
 # step starts from it, olddefconfig dropping what that step lacks.
@@ -54,7 +98,7 @@ UINTR_KERNEL_SRC=$src "$top/scripts/kconfig.sh" "$obj" make "${kvars[@]}"
 cp "$obj/.config" "$work/full.config"
 
 allowed=$(sed -e '/^#/d' -e '/^$/d' "$top/config/vanilla-warnings")
-for (( i = first; i <= ${#commits[@]}; i++ )); do
+for (( i = first; i <= to; i++ )); do
 	c=${commits[i - 1]}
 	subject=$(kgit log -1 --format=%s "$c")
 	ts=$SECONDS
