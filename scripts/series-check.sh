@@ -49,6 +49,7 @@ echo "series-check: ${#commits[@]} patches applied by git am in $(( SECONDS - t0
 # reaches through `bindings::` exists by then (vanilla names need no
 # check).  What the builds below would find only at link time, or minutes
 # into a rebuild.
+tc=$SECONDS
 series_c_names() { # commit: identifiers in the C side of the series at commit
 	kgit diff vanilla "$1" -- . ':!arch/x86/kernel/uintr' |
 		sed -n 's/^+//p' | { grep -o '[A-Za-z_][A-Za-z0-9_]*' || true; } | sort -u
@@ -82,7 +83,7 @@ for (( i = 1; i <= ${#commits[@]}; i++ )); do
 			die "patch $i: the crate uses bindings::$name before the series defines it"
 	done
 done
-echo "series-check: entry points and bindings agree at every patch ($(( SECONDS - t0 )) s)"
+echo "series-check: entry points and bindings agree at every patch ($(( SECONDS - tc )) s)"
 
 first=${1:-1}
 [ "$first" = last ] && first=${#commits[@]}
