@@ -16,7 +16,7 @@ use kernel::bindings;
 
 use crate::decode::{self, DecodeError, Insn, MAX_INSN_LEN};
 use crate::frame;
-use crate::glue;
+use crate::glue::{self, CpuPin};
 use crate::mode::{self, Mode};
 use crate::regs::UserRegs;
 use crate::thread::ThreadState;
@@ -85,6 +85,11 @@ fn senduipi(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>, reg: u8, next_ip:
     let Some(sender) = thread.sender() else {
         return Outcome::NotHandled;
     };
+    // One step, as the instruction is: a sender preempted between the
+    // post and its notification would hold the notification back for as
+    // long as it waits for a CPU, and every post meanwhile finds ON set
+    // and sends none (a receiver asleep in uintr_wait() sleeps on).
+    let _no_preemption = CpuPin::new();
     match sender.send(regs.gpr(reg)) {
         Ok(notification) => {
             if let Some(n) = notification {
