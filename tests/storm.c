@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <x86intrin.h>
 
 #include "kselftest_harness.h"
 
@@ -53,6 +54,11 @@ struct shared {
 
 static struct shared *sh;
 static atomic_long handled, late, fresh_handled;
+/* TSC of the handler's first run since it was cleared (0: none yet). */
+static volatile unsigned long long first_handler_tsc;
+/* When the receiver's current uintr_wait() began (0: it is not in one). */
+static atomic_llong wait_since;
+static atomic_int watchdog_stop;
 static volatile int unregistered;
 static int storm_fd;
 static pid_t sender_pid;
@@ -60,6 +66,8 @@ static pid_t sender_pid;
 static UINTR_HANDLER(count)
 {
 	handled++;
+	if (!first_handler_tsc)
+		first_handler_tsc = __rdtsc();
 	if (unregistered)
 		late++;
 }
@@ -175,6 +183,30 @@ static void dump(const char *what)
 }
 
 /*
+ * A wait that lasts a second while the senders send is stuck: what the
+ * receiver's UPID and thread look like then, while it still sleeps.
+ */
+static void *watchdog(void *arg)
+{
+	int told = 0;
+
+	while (!watchdog_stop) {
+		long long since = wait_since;
+
+		if (since && now_ns() - since > 1000000000LL && !told) {
+			fprintf(stderr, "# the receiver has waited for 1 s\n");
+			uintr_dump_fd("the waiting receiver", storm_fd);
+			uintr_dump_interrupts();
+			dump_tasks(getpid());
+			dump_tasks(sender_pid);
+			told = 1;
+		}
+		usleep(10000);
+	}
+	return NULL;
+}
+
+/*
  * The receiver's own loop for ms: spins, or sleeps in uintr_wait().  A
  * wait that times out although the senders sent meanwhile is a lost
  * wakeup, and so is one that ends only when its timer fires (EINTR after
@@ -190,13 +222,33 @@ static long receiver_loop(struct __test_metadata *_metadata, int wait_mode,
 	do {
 		if (wait_mode) {
 			long sent = total_sent();
-			long long start = now_ns();
-			long ret = UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &five_s));
+			unsigned long long tsc0;
+			long long start, took;
+			long ret;
+			int slow;
+
+			first_handler_tsc = 0;
+			start = now_ns();
+			tsc0 = __rdtsc();
+			wait_since = start;
+			ret = UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &five_s));
+			wait_since = 0;
+			took = now_ns() - start;
 			/* Woken by its timer, not by the interrupts. */
-			int slow = now_ns() - start >= 4000000000LL;
+			slow = took >= 4000000000LL;
 
 			/* Returns once the handler ran for a pending interrupt. */
 			if ((ret == -ETIMEDOUT || slow) && total_sent() > sent) {
+				/*
+				 * A sleep to the timer, or handler runs back
+				 * to back after a timely wakeup: the handler's
+				 * first run tells (TSC scaled by the wait's
+				 * own duration).
+				 */
+				fprintf(stderr, "# wait took %lld ms, first handler run after %lld ms\n",
+					took / 1000000,
+					first_handler_tsc ? (long long)((first_handler_tsc - tsc0) *
+						(double)took / (double)(__rdtsc() - tsc0)) / 1000000 : -1LL);
 				dump(slow && ret == -EINTR ?
 				     "uintr_wait() woke only with its timer while the senders sent" :
 				     "uintr_wait() timed out while the senders sent");
@@ -243,7 +295,7 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	long long deadline;
 	double quiet_rate, storm_rate;
 	pid_t by, sproc;
-	pthread_t t[2];
+	pthread_t t[2], dog;
 	int sv[2], status;
 
 	unregistered = 0;
@@ -292,7 +344,11 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 		ASSERT_EQ(0, sh->s[i].error) TH_LOG("sender %d", i);
 	}
 	mark(&s0);
+	watchdog_stop = 0;
+	ASSERT_EQ(0, pthread_create(&dog, NULL, watchdog, NULL));
 	storm_iterations = receiver_loop(_metadata, wait_mode, STORM_MS);
+	watchdog_stop = 1;
+	pthread_join(dog, NULL);
 	mark(&s1);
 
 	/* Unregister in the middle of it: nothing is delivered after. */
