@@ -32,6 +32,10 @@
 #define __NR_uintr_unregister_sender	475
 #define __NR_uintr_wait			476
 #endif
+#ifndef __NR_uintr_register_self
+#define __NR_uintr_register_self	477
+#define __NR_uintr_alt_stack		478
+#endif
 
 #define LIBUINTR_API __attribute__((visibility("default")))
 
@@ -42,6 +46,17 @@ static long uintr_syscall2(long nr, long a1, long a2)
 	asm volatile ("syscall"
 		      : "=a" (ret)
 		      : "0" (nr), "D" (a1), "S" (a2)
+		      : "rcx", "r11", "memory");
+	return ret;
+}
+
+static long uintr_syscall3(long nr, long a1, long a2, long a3)
+{
+	long ret;
+
+	asm volatile ("syscall"
+		      : "=a" (ret)
+		      : "0" (nr), "D" (a1), "S" (a2), "d" (a3)
 		      : "rcx", "r11", "memory");
 	return ret;
 }
@@ -76,6 +91,17 @@ LIBUINTR_API int libuintr_wait(unsigned int flags,
 			       const struct __kernel_timespec *timeout)
 {
 	return uintr_syscall2(__NR_uintr_wait, flags, (long)timeout);
+}
+
+LIBUINTR_API int libuintr_register_self(unsigned long long vector,
+				       unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_register_self, vector, flags);
+}
+
+LIBUINTR_API int libuintr_alt_stack(void *sp, size_t size, unsigned int flags)
+{
+	return uintr_syscall3(__NR_uintr_alt_stack, (long)sp, size, flags);
 }
 
 /*

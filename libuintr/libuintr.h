@@ -2,7 +2,7 @@
 /*
  * libuintr: a small C library for x86 User Interrupts (see uintr(7)).
  *
- * - wrappers for the six system calls, which glibc does not provide;
+ * - wrappers for the system calls, which glibc does not provide;
  *   unlike syscall(2) they return -errno on failure and never touch errno
  *   (nor does any function here), so that they can be called from any
  *   context without saving it;
@@ -18,6 +18,7 @@
 #ifndef LIBUINTR_H
 #define LIBUINTR_H
 
+#include <stddef.h>		/* size_t */
 #include <x86gprintrin.h>	/* struct __uintr_frame, _senduipi() ... */
 
 #include <linux/time_types.h>	/* struct __kernel_timespec */
@@ -61,6 +62,8 @@ int libuintr_register_sender(int uintr_fd, unsigned int flags);
 int libuintr_unregister_sender(int uintr_fd, unsigned int flags);
 /* Never returns 0: -EINTR is the normal way out (see uintr_wait(2)). */
 int libuintr_wait(unsigned int flags, const struct __kernel_timespec *timeout);
+int libuintr_register_self(unsigned long long vector, unsigned int flags);
+int libuintr_alt_stack(void *sp, size_t size, unsigned int flags);
 
 /*
  * 1 if user interrupts work for the calling thread, 0 if not: the kernel

@@ -115,6 +115,18 @@ static long call_register_second_sender(struct scenario_state *st)
 	return uintr_register_sender(st->fd[1], 0);
 }
 
+static int prep_self_entry(struct scenario_state *st)
+{
+	if (prep_handler(st))
+		return -1;
+	return uintr_register_self(6, 0) == 0 ? 0 : -1;
+}
+
+static long call_register_self(struct scenario_state *st)
+{
+	return uintr_register_self(5, 0);
+}
+
 static long call_wait(struct scenario_state *st)
 {
 	static const struct __kernel_timespec zero;
@@ -131,6 +143,8 @@ static struct scenario scenarios[] = {
 	{ "register_sender(second fd)", prep_two_fds_one_connected,
 	  call_register_second_sender, 1, 0 },
 	{ "uintr_wait", prep_handler, call_wait, 0, ETIMEDOUT },
+	{ "register_self", prep_handler, call_register_self, 0, 0 },
+	{ "register_self(second entry)", prep_self_entry, call_register_self, 1, 0 },
 };
 
 /* One attempt, in a thread of its own so that its exit frees it all. */

@@ -80,17 +80,17 @@ static uint64_t some_vector(uint64_t *s)
 	return odd[pick(s, sizeof(odd) / sizeof(odd[0]))];
 }
 
+enum op { OP_REG, OP_UNREG, OP_CREATE, OP_SEND_REG, OP_SEND_UNREG, OP_WAIT,
+	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OPS };
+
 struct fuzzer {
 	uint64_t seed;
 	long calls;
 	int fds[POOL];		/* uintr_fds, other fds, closed numbers */
 	int pipe_fd;
-	long count[8], succeeded[8];
+	long count[OPS], succeeded[OPS];
 	char failure[256];
 };
-
-enum op { OP_REG, OP_UNREG, OP_CREATE, OP_SEND_REG, OP_SEND_UNREG, OP_WAIT,
-	  OP_CLOSE, OP_DUP };
 
 static int some_fd(struct fuzzer *f, uint64_t *s)
 {
@@ -132,13 +132,15 @@ static const int sreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, EISCONN, ESHUTDOWN,
 static const int sunreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, -1 };
 static const int wait_errs[] = { EINTR, ETIMEDOUT, EFAULT, EINVAL, ENOMEM, EOPNOTSUPP,
 				 -1 };
+static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, ENOMEM, EOPNOTSUPP, -1 };
+static const int alt_errs[] = { EINVAL, EOPNOTSUPP, -1 };
 static const int close_errs[] = { EBADF, -1 };
 static const int dup_errs[] = { EBADF, EMFILE, -1 };
 
 /* One random call; returns 0, or -1 with f->failure filled. */
 static int one_call(struct fuzzer *f, uint64_t *s)
 {
-	enum op op = pick(s, 8);
+	enum op op = pick(s, OPS);
 	struct __kernel_timespec ts = { 0, 0 };
 	int may_succeed = 1;
 	const int *ok;
@@ -189,12 +191,24 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 		may_succeed = 0;
 		ok = wait_errs;
 		break;
+	case OP_SELF:
+		ret = uintr_register_self(some_vector(s), pick(s, 4) ? 0 : some_flags(s));
+		ok = self_errs;
+		break;
+	case OP_ALT_STACK:
+		/* Nothing is ever delivered here: any stack is harmless. */
+		ret = uintr_alt_stack(pick(s, 4) ? (void *)&ts : some_handler(s),
+				      pick(s, 4) ? 4096 : next(s),
+				      pick(s, 4) ? 0 : some_flags(s));
+		ok = alt_errs;
+		break;
 	case OP_CLOSE:
 		/* Not stdin/stdout/stderr: the results go there. */
 		fd = some_fd(f, s);
 		ret = fd > 2 || fd < 0 ? close(fd) : 0;
 		ok = close_errs;
 		break;
+	case OP_DUP:
 	default:
 		ret = dup(some_fd(f, s));
 		ok = dup_errs;
@@ -268,11 +282,12 @@ static int fuzz_process(uint64_t seed, long calls)
 			       (unsigned long long)f[i].seed, f[i].failure);
 			bad = 1;
 		}
-		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld\n",
+		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld\n",
 		       i, f[i].count[0], f[i].succeeded[0], f[i].count[1], f[i].succeeded[1],
 		       f[i].count[2], f[i].succeeded[2], f[i].count[3], f[i].succeeded[3],
 		       f[i].count[4], f[i].succeeded[4], f[i].count[5],
-		       f[i].count[6], f[i].succeeded[6], f[i].count[7], f[i].succeeded[7]);
+		       f[i].count[6], f[i].succeeded[6], f[i].count[7], f[i].succeeded[7],
+		       f[i].count[8], f[i].succeeded[8], f[i].count[9], f[i].succeeded[9]);
 	}
 	fflush(stdout);
 	return bad;

@@ -17,24 +17,6 @@
 
 static char *self_path;
 
-/* Counts relative to a baseline, in the order of struct uintr_stats. */
-static struct uintr_stats plus(struct uintr_stats base, long r, long s, long u,
-			       long t, long f, long c)
-{
-	base.receivers += r;
-	base.senders += s;
-	base.upids += u;
-	base.uitts += t;
-	base.fds += f;
-	base.connections += c;
-	return base;
-}
-
-static int stats_become(struct uintr_stats want)
-{
-	return uintr_stats_become(&want);
-}
-
 static int setup_receiver(int vector)
 {
 	if (uintr_register_handler(uintr_test_handler(), 0))
@@ -81,7 +63,7 @@ TEST(fork_inherits_the_fd_not_the_registrations)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* The child's sender and receiver are gone; ours are intact. */
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 1, 1)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 1, 1, 1, 1, 1)));
 	EXPECT_EQ(-EISCONN, UINTR_RET(uintr_register_sender(fd, 0)));
 }
 
@@ -158,15 +140,15 @@ TEST(scm_rights_sender_in_another_process)
 	ASSERT_EQ(0, uintr_send_fd(sv[0], fd));
 	char ready;
 	ASSERT_EQ(1, read(sv[0], &ready, 1));
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 1, 1)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 1, 1, 1, 1, 1)));
 
 	/* Our close is the last reference: it disconnects the other process. */
 	close(fd);
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 0, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 1, 1, 1, 0, 0)));
 	ASSERT_EQ(1, write(sv[0], "g", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_TRUE(stats_become(plus(base, 1, 0, 1, 0, 0, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 0, 1, 0, 0, 0)));
 }
 
 /* A thread that registers as a receiver, creates an fd, and exits. */
@@ -187,10 +169,10 @@ TEST(receiver_thread_exits_first)
 	pthread_join(t, NULL);
 	ASSERT_GE(fd, 0);
 	/* The fd keeps the receiver object, which refuses senders. */
-	EXPECT_TRUE(stats_become(plus(base, 1, 0, 1, 0, 1, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 0, 1, 0, 1, 0)));
 	EXPECT_EQ(-ESHUTDOWN, UINTR_RET(uintr_register_sender(fd, 0)));
 	close(fd);
-	EXPECT_TRUE(stats_become(base));
+	EXPECT_TRUE(uintr_stats_reach(base));
 }
 
 /*
@@ -217,7 +199,7 @@ TEST(receiver_thread_refuses_senders_right_after_join)
 	}
 	EXPECT_EQ(0, accepted) TH_LOG("%d of %d exited receivers took a sender",
 				      accepted, i);
-	EXPECT_TRUE(stats_become(base));
+	EXPECT_TRUE(uintr_stats_reach(base));
 }
 
 TEST(receiver_thread_exits_while_connected)
@@ -238,11 +220,11 @@ TEST(receiver_thread_exits_while_connected)
 	ASSERT_EQ(0, uintr_register_sender(fd, 0));
 	ASSERT_EQ(0, uintr_unregister_handler(0));
 	/* The UPID stays while the connection can reach it. */
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 1, 1)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 1, 1, 1, 1, 1)));
 	ASSERT_EQ(0, uintr_unregister_sender(fd, 0));
-	EXPECT_TRUE(stats_become(plus(base, 1, 1, 1, 1, 1, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 1, 1, 1, 1, 0)));
 	close(fd);
-	EXPECT_TRUE(stats_become(plus(base, 0, 1, 0, 1, 0, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 0, 1, 0, 1, 0, 0)));
 }
 
 /* A thread of this process connected to a uintr_fd of this thread. */
@@ -287,9 +269,9 @@ static void sender_thread_exit(FIXTURE_DATA(sender_thread) *self)
 
 TEST_F(sender_thread, exits_first)
 {
-	EXPECT_TRUE(stats_become(plus(self->base, 1, 1, 1, 1, 1, 1)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(self->base, 1, 1, 1, 1, 1, 1)));
 	sender_thread_exit(self);
-	EXPECT_TRUE(stats_become(plus(self->base, 1, 0, 1, 0, 1, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(self->base, 1, 0, 1, 0, 1, 0)));
 	/* The fd still takes new senders. */
 	EXPECT_EQ(0, uintr_register_sender(self->fd, 0));
 }
@@ -298,9 +280,9 @@ TEST_F(sender_thread, fd_closed_while_connected)
 {
 	close(self->fd);
 	/* Connection and fd object gone while the sender still lives. */
-	EXPECT_TRUE(stats_become(plus(self->base, 1, 1, 1, 1, 0, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(self->base, 1, 1, 1, 1, 0, 0)));
 	sender_thread_exit(self);
-	EXPECT_TRUE(stats_become(plus(self->base, 1, 0, 1, 0, 0, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(self->base, 1, 0, 1, 0, 0, 0)));
 	/* The vector is free again. */
 	EXPECT_GE(uintr_create_fd(30, 0), 0);
 }
@@ -328,10 +310,10 @@ TEST(receiver_process_exits_before_sender_process)
 	ASSERT_EQ(receiver, waitpid(receiver, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* The receiver process is gone; its fd object lives in ours. */
-	EXPECT_TRUE(stats_become(plus(base, 1, 0, 1, 0, 1, 0)));
+	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(base, 1, 0, 1, 0, 1, 0)));
 	EXPECT_EQ(-ESHUTDOWN, UINTR_RET(uintr_register_sender(fd, 0)));
 	close(fd);
-	EXPECT_TRUE(stats_become(base));
+	EXPECT_TRUE(uintr_stats_reach(base));
 	(void)ok;
 }
 

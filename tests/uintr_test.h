@@ -71,6 +71,17 @@ static inline long uintr_wait(unsigned int flags,
 	return uintr_errno(libuintr_wait(flags, timeout));
 }
 
+static inline long uintr_register_self(unsigned long long vector,
+				       unsigned int flags)
+{
+	return uintr_errno(libuintr_register_self(vector, flags));
+}
+
+static inline long uintr_alt_stack(void *sp, size_t size, unsigned int flags)
+{
+	return uintr_errno(libuintr_alt_stack(sp, size, flags));
+}
+
 /* A user interrupt handler (see libuintr.h). */
 #define UINTR_HANDLER(name)	LIBUINTR_HANDLER(name)
 
@@ -263,6 +274,27 @@ static inline int uintr_stats_become(const struct uintr_stats *want)
 	uintr_stats_print("expected", want);
 	uintr_stats_print("found   ", &now);
 	return 0;
+}
+
+/* base plus the given counts, in the order of struct uintr_stats. */
+static inline struct uintr_stats uintr_stats_plus(struct uintr_stats base,
+						  long receivers, long senders,
+						  long upids, long uitts,
+						  long fds, long connections)
+{
+	base.receivers += receivers;
+	base.senders += senders;
+	base.upids += upids;
+	base.uitts += uitts;
+	base.fds += fds;
+	base.connections += connections;
+	return base;
+}
+
+/* uintr_stats_become() for a computed value. */
+static inline int uintr_stats_reach(struct uintr_stats want)
+{
+	return uintr_stats_become(&want);
 }
 
 /* Whether the code at ip is SENDUIPI: F3 [REX] 0F C7 /6, register form. */

@@ -54,6 +54,16 @@ pub(crate) fn load_receiver(receiver: &Receiver) -> Result {
     Ok(())
 }
 
+/// The calling receiver's stack adjustment changes (uintr_alt_stack()):
+/// on the hardware, in the MSR; the emulated CPU reads the receiver's at
+/// each delivery.
+pub(crate) fn set_stack_adjust(stack_adjust: u64) -> Result {
+    if is_hardware() {
+        program(&[hwregs::set_stack_adjust(stack_adjust).map_err(refuse)?]);
+    }
+    Ok(())
+}
+
 /// The calling thread stops being a receiver: the CPU no longer
 /// recognizes or delivers anything for it, and UIRR is empty.  Done
 /// before the receiver (and maybe its UPID) goes.

@@ -300,6 +300,14 @@ syscall_entry!(
     /// uintr_wait(2): `timeout` is the user address of the timespec.
     uintr_rust_wait => syscalls::wait, (flags: c_uint, timeout: u64)
 );
+syscall_entry!(
+    /// uintr_register_self(2)
+    uintr_rust_register_self => syscalls::register_self, (vector: u64, flags: c_uint)
+);
+syscall_entry!(
+    /// uintr_alt_stack(2): `sp` is the user address of the stack.
+    uintr_rust_alt_stack => syscalls::alt_stack, (sp: u64, size: u64, flags: c_uint)
+);
 
 /// Generates the C entry point of one KUnit case: 0 if it passed, else 1
 /// and the failed check (NUL-terminated, truncated) in `msg`.

@@ -123,6 +123,25 @@ pub(crate) fn delivery_stack_top(rsp: u64, stack_adjust: u64) -> u64 {
     unaligned & !(DELIVERY_STACK_ALIGN - 1)
 }
 
+/// The smallest alternate stack: room for the delivery frame below its
+/// top, whatever the top's alignment.
+pub(crate) const ALT_STACK_MIN_BYTES: u64 = DELIVERY_FRAME_BYTES + DELIVERY_STACK_ALIGN;
+
+/// UINT_STACKADJUST for an alternate stack `[sp, sp + size)` in a user
+/// address space that ends at `limit`: the top with
+/// [`STACK_ADJUST_ABSOLUTE`] set.  `None` if the stack is NULL, too small
+/// for the frame, wraps around or does not end in user space.
+pub(crate) fn alt_stack_adjust(sp: u64, size: u64, limit: u64) -> Option<u64> {
+    if sp == 0 || size < ALT_STACK_MIN_BYTES {
+        return None;
+    }
+    let top = sp.checked_add(size)?;
+    if top > limit {
+        return None;
+    }
+    Some(top | STACK_ADJUST_ABSOLUTE)
+}
+
 /// Returns the RFLAGS value the handler starts with.
 pub(crate) fn handler_rflags(rflags: u64) -> u64 {
     rflags & !DELIVERY_CLEARED_RFLAGS
@@ -239,6 +258,36 @@ mod tests {
         }
         // An already aligned absolute stack is used as is.
         assert_eq!(delivery_stack_top(0x1234, 0x8001), 0x8000);
+    }
+
+    #[test]
+    fn alt_stack_bounds() {
+        const LIMIT: u64 = 0x7FFF_FFFF_F000;
+        let adjust = alt_stack_adjust(0x7000_0000_0000, 0x2000, LIMIT).unwrap();
+        assert_eq!(adjust, 0x7000_0000_2001);
+        // The frame lies inside the stack, whatever its alignment.
+        for sp in 0x1000..0x1010u64 {
+            let adjust = alt_stack_adjust(sp, ALT_STACK_MIN_BYTES, LIMIT).unwrap();
+            let frame = delivery_frame(0x7FFF_0000_0000, adjust, 0x202, 0, 1);
+            assert!(frame.new_rsp >= sp, "sp {sp:#x}");
+            assert!(frame.new_rsp + DELIVERY_FRAME_BYTES <= sp + ALT_STACK_MIN_BYTES);
+        }
+        // An odd top loses bit 0 to the mode bit and stays inside.
+        assert_eq!(
+            delivery_stack_top(0, alt_stack_adjust(0x1001, 0x100, LIMIT).unwrap()),
+            0x1100
+        );
+        assert_eq!(alt_stack_adjust(0, 0x2000, LIMIT), None);
+        assert_eq!(
+            alt_stack_adjust(0x1000, ALT_STACK_MIN_BYTES - 1, LIMIT),
+            None
+        );
+        assert_eq!(alt_stack_adjust(u64::MAX - 0x100, 0x1000, LIMIT), None);
+        assert_eq!(
+            alt_stack_adjust(LIMIT - 0x1000, 0x1000, LIMIT),
+            Some(LIMIT | 1)
+        );
+        assert_eq!(alt_stack_adjust(LIMIT - 0x1000, 0x1001, LIMIT), None);
     }
 
     #[test]

@@ -35,6 +35,10 @@ const TT_SENDUIPI: u64 = 1 << 0;
 /// STACKADJUST bit 0: load RSP instead of subtracting from it.
 const STACK_ADJUST_LOAD: u64 = 1 << 0;
 
+/// Bit 63 is set in kernel addresses only.  (The syscall checks the real
+/// end of the user address space, which keeps an address canonical.)
+const KERNEL_HALF: u64 = 1 << 63;
+
 /// A UPID is 64-byte aligned (PD bits 5:0 are reserved).
 const UPID_ALIGN: u64 = 64;
 /// A UITT is 16-byte aligned (TT bits 3:1 are reserved).
@@ -76,6 +80,8 @@ pub(crate) enum Invalid {
     Misaligned,
     /// A stack adjustment with bit 0 set would load RSP, not subtract.
     StackAdjust,
+    /// An alternate stack's top is not a user address.
+    AltStack,
     /// A UITT needs at least one entry.
     EmptyTable,
 }
@@ -101,6 +107,16 @@ pub(crate) fn load_receiver(
         MsrWrite::whole(MSR_PD, upid),
         MsrWrite::field(MSR_MISC, MISC_UINV, u64::from(uinv) << MISC_UINV_SHIFT),
     ])
+}
+
+/// The receiver's stack adjustment changes (uintr_alt_stack()): an amount
+/// to subtract from RSP, or with bit 0 set the top of an alternate stack,
+/// a user address.
+pub(crate) fn set_stack_adjust(stack_adjust: u64) -> Result<MsrWrite, Invalid> {
+    if stack_adjust & STACK_ADJUST_LOAD != 0 && stack_adjust & KERNEL_HALF != 0 {
+        return Err(Invalid::AltStack);
+    }
+    Ok(MsrWrite::whole(MSR_STACK_ADJUST, stack_adjust))
 }
 
 /// A receiver goes: UINV first (the CPU stops recognizing), then the
@@ -204,6 +220,18 @@ mod tests {
         assert_eq!(regs.get(MSR_MISC), 0xec << 32);
         assert_eq!(regs.get(MSR_UIRR), 0);
         assert_eq!(regs.get(MSR_TT), 0);
+    }
+
+    #[test]
+    fn alternate_stack_loads_rsp_and_goes_back() {
+        let mut regs = Regs::default();
+        regs.apply(&load_receiver(HANDLER, 128, UPID, 0xec).unwrap());
+        regs.apply(&[set_stack_adjust(0x7f00_0000_2001).unwrap()]);
+        assert_eq!(regs.get(MSR_STACK_ADJUST), 0x7f00_0000_2001);
+        assert_eq!(regs.get(MSR_HANDLER), HANDLER);
+        regs.apply(&[set_stack_adjust(128).unwrap()]);
+        assert_eq!(regs.get(MSR_STACK_ADJUST), 128);
+        assert_eq!(set_stack_adjust(UPID | 1), Err(Invalid::AltStack));
     }
 
     #[test]

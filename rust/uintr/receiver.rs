@@ -7,31 +7,37 @@
 //! holds one reference while it is registered, and every uintr_fd created
 //! for it holds one, so the fds outlive an unregistered or exited receiver
 //! (they then refuse new senders with `ESHUTDOWN`).
+//!
+//! uintr_register_self() connects the thread to one of its own vectors
+//! through a uintr_fd object that no file holds: the receiver keeps those
+//! and releases them when it goes, which also invalidates their entries.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use kernel::bindings;
 use kernel::c_str;
-use kernel::new_spinlock;
 use kernel::prelude::*;
 use kernel::str::CStr;
-use kernel::sync::{Arc, SpinLock};
+use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::task::Task;
 use kernel::types::ARef;
+use kernel::{new_mutex, new_spinlock};
 
 use crate::glue::{self, CpuPin, IrqsOff};
 use crate::pid::ThreadPid;
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 
 use crate::stats::{self, Live};
+use crate::uintr_fd::UintrFd;
 use crate::upid::Upid;
 use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
 
 /// Vectors per receiver: 0 (lowest priority) to 63 (highest).
 pub(crate) const VECTORS: u64 = 64;
 
-/// STACKADJUST of every receiver: the delivery frame goes below the
-/// x86-64 ABI's red zone (128 bytes), which the interrupted code may use.
-const STACK_ADJUST: u64 = 128;
+/// STACKADJUST of a receiver without an alternate stack: the delivery
+/// frame goes below the x86-64 ABI's red zone (128 bytes), which the
+/// interrupted code may use.
+pub(crate) const STACK_ADJUST: u64 = 128;
 
 /// The notification vector of every receiver's UPID (UINV).
 pub(crate) const NOTIFICATION_VECTOR: u8 = bindings::UINTR_NOTIFICATION_VECTOR as u8;
@@ -66,6 +72,14 @@ pub(crate) struct Receiver {
     flags: HandlerFlags,
     /// Vectors claimed by a uintr_fd (bit n: vector n).
     vectors: AtomicU64,
+    /// STACKADJUST: [`STACK_ADJUST`], or the top of the alternate stack
+    /// with bit 0 set (uintr_alt_stack()).  Only the thread changes it.
+    stack_adjust: AtomicU64,
+    /// The fd-less uintr_fd objects of uintr_register_self(); process
+    /// context only.  Lock order: this lock, then nothing of theirs (they
+    /// are released after it is dropped).
+    #[pin]
+    self_entries: Mutex<KVec<Arc<UintrFd>>>,
     /// False once the thread unregistered or exited.
     active: AtomicBool,
     /// The receiving thread, until it unregisters or exits: from the
@@ -103,6 +117,8 @@ impl Receiver {
                 pid,
                 flags,
                 vectors: AtomicU64::new(0),
+                stack_adjust: AtomicU64::new(STACK_ADJUST),
+                self_entries <- new_mutex!(KVec::new(), "uintr_receiver_self_entries"),
                 active: AtomicBool::new(true),
                 thread <- new_spinlock!(Some(ARef::from(&*current!())), "uintr_receiver_thread"),
                 state: AtomicU8::new(RUNNING),
@@ -130,7 +146,19 @@ impl Receiver {
 
     /// The stack adjustment of the delivery frame (STACKADJUST).
     pub(crate) fn stack_adjust(&self) -> u64 {
-        STACK_ADJUST
+        self.stack_adjust.load(Ordering::Relaxed)
+    }
+
+    /// Sets STACKADJUST (the thread itself, for uintr_alt_stack()).
+    pub(crate) fn set_stack_adjust(&self, stack_adjust: u64) {
+        self.stack_adjust.store(stack_adjust, Ordering::Relaxed);
+    }
+
+    /// Keeps `entry`, a uintr_fd object of uintr_register_self(), until
+    /// the receiver goes.
+    pub(crate) fn keep_self_entry(&self, entry: Arc<UintrFd>) -> Result {
+        self.self_entries.lock().push(entry, GFP_KERNEL_ACCOUNT)?;
+        Ok(())
     }
 
     /// The receiving thread, which calls this, runs here from now on:
@@ -249,10 +277,16 @@ impl Receiver {
     }
 
     /// The thread unregistered or exited: no more deliveries, no new
-    /// senders; the fds stay open.
+    /// senders; the fds stay open, the entries of uintr_register_self()
+    /// are invalidated.
     pub(crate) fn shutdown(&self) {
         self.active.store(false, Ordering::Release);
         self.upid.suppress();
+        let entries = core::mem::take(&mut *self.self_entries.lock());
+        for entry in entries.iter() {
+            entry.release();
+        }
+        drop(entries);
         let sleeper = {
             let _irqs = IrqsOff::new();
             self.sleeper.lock().take()

@@ -17,7 +17,8 @@ pub(crate) static SENDERS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static UPIDS: AtomicU64 = AtomicU64::new(0);
 /// Live User Interrupt Target Tables.
 pub(crate) static UITTS: AtomicU64 = AtomicU64::new(0);
-/// Live uintr_fd objects.
+/// Live uintr_fd objects (those of uintr_register_self() included, which
+/// no file holds).
 pub(crate) static FDS: AtomicU64 = AtomicU64::new(0);
 /// Live sender connections (valid UITT entries).
 pub(crate) static CONNECTIONS: AtomicU64 = AtomicU64::new(0);

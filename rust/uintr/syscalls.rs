@@ -7,13 +7,15 @@
 
 use kernel::bindings;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use crate::cpu;
 use crate::errno;
 use crate::file;
+use crate::frame;
 use crate::glue;
 use crate::mode::{self, Mode};
-use crate::receiver::{HandlerFlags, Receiver, VECTORS};
+use crate::receiver::{HandlerFlags, Receiver, STACK_ADJUST, VECTORS};
 use crate::sender::Sender;
 use crate::thread::ThreadState;
 use crate::timeout;
@@ -113,12 +115,9 @@ pub(crate) fn create_fd(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Re
     file::create(object)
 }
 
-/// uintr_register_sender(uintr_fd, flags): returns the UITT index.
-pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
-    require_enabled()?;
-    require_no_flags(flags)?;
-    let object = file::lookup(fd)?;
-    // A thread becomes a sender with its first successful connection.
+/// Connects the calling thread, as a sender, to `object`; returns the
+/// UITT index.  A thread becomes a sender with its first connection.
+fn connect(thread: &ThreadState<'_>, object: &Arc<UintrFd>) -> Result<usize> {
     let (sender, is_new) = match thread.sender() {
         Some(sender) => (sender.into(), false),
         None => (Sender::new()?, true),
@@ -132,6 +131,50 @@ pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> 
         thread.set_sender(sender);
     }
     Ok(index)
+}
+
+/// uintr_register_sender(uintr_fd, flags): returns the UITT index.
+pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    connect(thread, &file::lookup(fd)?)
+}
+
+/// uintr_register_self(vector, flags): returns a UITT index on which
+/// SENDUIPI interrupts the calling thread with `vector`.
+pub(crate) fn register_self(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    if vector >= VECTORS {
+        return Err(EINVAL);
+    }
+    let receiver: Arc<Receiver> = thread.receiver().ok_or_else(errno::eopnotsupp)?.into();
+    // `vector` < 64: the conversion is exact.  No file holds the object:
+    // the receiver does, until it goes.
+    let object = UintrFd::new(&receiver, vector as u8)?;
+    let index = connect(thread, &object)?;
+    if let Err(err) = receiver.keep_self_entry(object.clone()) {
+        object.release();
+        return Err(err);
+    }
+    Ok(index)
+}
+
+/// uintr_alt_stack(sp, size, flags): the handler's frame goes on the stack
+/// `[sp, sp + size)` from now on, or below the interrupted stack's red
+/// zone again for `(0, 0)`.
+pub(crate) fn alt_stack(thread: &ThreadState<'_>, sp: u64, size: u64, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    let receiver = thread.receiver().ok_or_else(errno::eopnotsupp)?;
+    let stack_adjust = if sp == 0 && size == 0 {
+        STACK_ADJUST
+    } else {
+        frame::alt_stack_adjust(sp, size, glue::user_address_limit()).ok_or(EINVAL)?
+    };
+    cpu::set_stack_adjust(stack_adjust)?;
+    receiver.set_stack_adjust(stack_adjust);
+    Ok(0)
 }
 
 /// uintr_unregister_sender(uintr_fd, flags)

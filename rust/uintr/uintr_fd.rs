@@ -7,6 +7,9 @@
 //! vector; it lists its connections so that closing the last reference to
 //! the file tears them all down, even when the senders are other
 //! processes.  The vector returns to the receiver when the object goes.
+//!
+//! uintr_register_self() uses the same object without a file: the
+//! receiver holds it and releases it when it unregisters or exits.
 
 use kernel::new_mutex;
 use kernel::prelude::*;
