@@ -354,3 +354,8 @@ kunit_entry!(
     uintr_rust_test_early_kernel_vector_keeps_the_wakeup =>
         kunit::early_kernel_vector_keeps_the_wakeup
 );
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_stale_notification_keeps_the_wakeup =>
+        kunit::stale_notification_keeps_the_wakeup
+);

@@ -205,6 +205,38 @@ fn kernel_vector(cpu: usize) -> usize {
     waitlist::wake_posted(cpu)
 }
 
+/// A post that claims its notification only after the sleeping thread
+/// took its request (the emulator sets PIR and ON in two steps) leaves ON
+/// set with nothing posted.  The kernel vector clears that ON without
+/// using up the waiter's wakeup, so the next post notifies again and wakes
+/// it, once.
+pub(crate) fn stale_notification_keeps_the_wakeup() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    receiver.activate();
+    let upid = receiver.upid();
+    let waiter = alloc(Waiter::new(upid, Wake::Wait))?;
+    let pin = CpuPin::new();
+    ensure!(waitlist::enqueue(pin.cpu(), &waiter, false));
+    receiver.block(pin.ndst());
+    // The late second half of a post whose request was taken already.
+    ensure!(upid
+        .claim_notification()
+        .is_some_and(|n| n.nv == KERNEL_VECTOR));
+    let stale = kernel_vector(pin.cpu());
+    let next = upid.post(5);
+    let woken = kernel_vector(pin.cpu());
+    receiver.unblock(pin.ndst());
+    drop(pin);
+    waitlist::dequeue(&waiter);
+    ensure!(stale == 0);
+    ensure!(next.is_some_and(|n| n.nv == KERNEL_VECTOR));
+    ensure!(woken == 1);
+    drop((waiter, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
 /// A kernel-vector interrupt on the waiter's CPU between its enqueue and
 /// the redirect of its UPID (uintr_wait() has interrupts on there), with
 /// ON still set by a notification of the user vector, does not use up the

@@ -78,6 +78,24 @@ impl Upid {
     /// and returns it for the caller to send.
     pub(crate) fn post(&self, vector: u8) -> Option<Notification> {
         self.pir.fetch_or(1u64 << vector, Ordering::SeqCst);
+        self.claim_notification()
+    }
+
+    /// The second half of a post: unless a notification is outstanding or
+    /// suppressed, marks one outstanding (ON) and returns it.
+    ///
+    /// The hardware posts in one locked update of the UPID; the emulator
+    /// sets the PIR bit and ON one after the other, and its CPU may stall
+    /// in between (a vCPU the host does not run).  Meanwhile the receiver
+    /// can take the request, so the late claim sets ON with nothing posted.
+    /// Recognition copes with that, as with a post that lands between its
+    /// own two steps: it clears ON before it looks at PIR ([`take_posted`],
+    /// [`acknowledge`]), so a stale ON is cleared by the notification it
+    /// sends, and the next post notifies again.
+    ///
+    /// [`take_posted`]: Upid::take_posted
+    /// [`acknowledge`]: Upid::acknowledge
+    pub(crate) fn claim_notification(&self) -> Option<Notification> {
         let mut control = self.control.load(Ordering::SeqCst);
         loop {
             if control & (UPID_ON | UPID_SN) != 0 {
@@ -96,6 +114,31 @@ impl Upid {
                         nv: (control >> UPID_NV_SHIFT) as u8,
                     });
                 }
+                Err(now) => control = now,
+            }
+        }
+    }
+
+    /// Recognition of a notification of vector `nv` by a handler that
+    /// leaves PIR in place: clears ON if the UPID still notifies `nv`, and
+    /// returns whether it does.  The caller then looks at PIR: a post
+    /// after the clear notifies again.
+    pub(crate) fn acknowledge(&self, nv: u8) -> bool {
+        let mut control = self.control.load(Ordering::SeqCst);
+        loop {
+            if control & UPID_NV_MASK != u64::from(nv) << UPID_NV_SHIFT {
+                return false;
+            }
+            if control & UPID_ON == 0 {
+                return true;
+            }
+            match self.control.compare_exchange_weak(
+                control,
+                control & !UPID_ON,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
                 Err(now) => control = now,
             }
         }
@@ -128,16 +171,6 @@ impl Upid {
                 | (u64::from(ndst) << UPID_NDST_SHIFT)
                 | (u64::from(nv) << UPID_NV_SHIFT)
         });
-    }
-
-    /// Whether a notification is outstanding (ON).
-    pub(crate) fn is_notified(&self) -> bool {
-        self.control.load(Ordering::SeqCst) & UPID_ON != 0
-    }
-
-    /// Whether posts notify vector `nv` (NV).
-    pub(crate) fn notifies(&self, nv: u8) -> bool {
-        self.control.load(Ordering::SeqCst) & UPID_NV_MASK == u64::from(nv) << UPID_NV_SHIFT
     }
 
     /// The control word and the posted requests as they are now, for

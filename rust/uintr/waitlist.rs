@@ -103,19 +103,24 @@ impl Waiter {
         self.swept.load(Ordering::Acquire)
     }
 
-    /// Whether the handler should wake it: only once its UPID notifies
-    /// the kernel vector.  Before that (between `enqueue` and the
-    /// redirect, with interrupts on in uintr_wait()), ON may still be set
-    /// by a notification of the user vector; waking the thread for it,
-    /// while it still runs, would use up its one wakeup, and the
-    /// notification the redirect makes due would then find it woken
-    /// already and leave it asleep.  After the redirect, ON set or a
-    /// request posted means the thread sees the request when it looks.
-    fn wants_wakeup(&self) -> bool {
-        self.upid.notifies(KERNEL_VECTOR)
-            && (self.upid.is_notified()
-                || self.upid.has_posted()
-                || self.due.load(Ordering::Relaxed))
+    /// The kernel vector's recognition for this waiter: whether to wake
+    /// it.  Only once its UPID notifies the kernel vector: before that
+    /// (between `enqueue` and the redirect, with interrupts on in
+    /// uintr_wait()), ON may still belong to a notification of the user
+    /// vector; waking the thread for it, while it still runs, would use up
+    /// its one wakeup, and the notification the redirect makes due would
+    /// then find it woken already and leave it asleep.
+    ///
+    /// After the redirect, as any recognition, it clears ON and then looks
+    /// at PIR: it wakes the thread only for a request the thread will see
+    /// when it looks.  An ON without a request (a post that claimed its
+    /// notification after the thread took its request, see
+    /// [`Upid::claim_notification`]) is cleared without a wakeup, so the
+    /// next post notifies again; taken for a wakeup, it would leave the
+    /// thread asleep, marked woken, under an ON that no post clears.
+    fn take_wakeup(&self) -> bool {
+        self.upid.acknowledge(KERNEL_VECTOR)
+            && (self.upid.has_posted() || self.due.load(Ordering::Relaxed))
     }
 }
 
@@ -212,7 +217,10 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
         let mut batch: [Option<(ARef<Task>, Wake)>; BATCH] = Default::default();
         let mut n = 0;
         for waiter in list.lock().iter() {
-            if waiter.wants_wakeup() && !waiter.woken.swap(true, Ordering::Relaxed) {
+            // A woken waiter has its request pending until it runs: its
+            // ON may stay, it needs no more notifications.
+            if !waiter.woken.load(Ordering::Relaxed) && waiter.take_wakeup() {
+                waiter.woken.store(true, Ordering::Relaxed);
                 batch[n] = Some((waiter.task.clone(), waiter.wake));
                 n += 1;
                 if n == BATCH {
