@@ -509,8 +509,13 @@ static int pp_await(int me, int vector, long want)
 			pp_dump(me, want);
 			return -1;
 		}
-		if (ret && ret != -EINTR)
+		if (ret && ret != -EINTR) {
+			pp_stalled = 1;
+			fprintf(stderr, "# party %c: wait failed with %ld\n",
+				'A' + me, ret);
+			pp_dump(me, want);
 			return -1;
+		}
 	}
 	return 0;
 }
