@@ -5,7 +5,10 @@
 //!
 //! As on a CPU with CR4.UINTR set, UIRET, TESTUI, CLUI and STUI work in
 //! every thread (UIF starts at 0); SENDUIPI needs a UITT (a thread that
-//! connected as a sender), else it stays a #UD (SIGILL).  SENDUIPI with
+//! connected as a sender), else it stays a #UD (SIGILL) -- unless the
+//! process shares a table, which the thread then joins.  On UINTR
+//! hardware only that join is done here (the CPU raises the #UD while
+//! the thread's UITT is not enabled): SENDUIPI is then executed again.  SENDUIPI with
 //! an index beyond the table or an invalid entry faults as the hardware's
 //! #GP does (SIGSEGV), and so do UIRET with a bad stack or a return
 //! address outside user space.  Anything that is not one of the five
@@ -19,6 +22,7 @@ use crate::frame;
 use crate::glue::{self, CpuPin};
 use crate::mode::{self, Mode};
 use crate::regs::UserRegs;
+use crate::shared;
 use crate::thread::ThreadState;
 use crate::user;
 
@@ -34,20 +38,25 @@ pub(crate) enum Outcome {
     Deliver = bindings::uintr_emulation_UINTR_EMU_DELIVER,
     /// Faulted as the hardware would (SIGSEGV).
     Fault = bindings::uintr_emulation_UINTR_EMU_FAULT,
+    /// Not executed; the CPU executes it when the thread returns to it.
+    Retry = bindings::uintr_emulation_UINTR_EMU_RETRY,
 }
 
 /// Emulates the instruction at the user RIP of the current thread.
 pub(crate) fn emulate(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Outcome {
-    if mode::current() != Mode::Emulated {
-        return Outcome::NotHandled;
-    }
+    let hardware = match mode::current() {
+        Mode::Off => return Outcome::NotHandled,
+        Mode::Emulated => false,
+        Mode::Hardware => true,
+    };
     let mut bytes = [0u8; MAX_INSN_LEN];
     let fetched = glue::fetch_instruction(regs, &mut bytes);
     let decoded = match decode::decode(&bytes[..fetched]) {
+        Ok(decoded) if hardware => return join_for_senduipi(thread, decoded.insn),
         Ok(decoded) => decoded,
         // The CPU fetched it whole before the #UD; now part of it is gone.
-        Err(DecodeError::Truncated) => return Outcome::Fault,
-        Err(DecodeError::NotUintr) => return Outcome::NotHandled,
+        Err(DecodeError::Truncated) if !hardware => return Outcome::Fault,
+        Err(_) => return Outcome::NotHandled,
     };
     // At most 15: the conversion is exact.
     let next_ip = regs.ip().wrapping_add(decoded.len as u64);
@@ -80,9 +89,25 @@ fn delivery_due(thread: &ThreadState<'_>) -> Outcome {
     }
 }
 
+/// On UINTR hardware: a SENDUIPI of a thread without a table that can
+/// join its process's shared table is executed again once it did.
+fn join_for_senduipi(thread: &ThreadState<'_>, insn: Insn) -> Outcome {
+    match insn {
+        Insn::Senduipi { .. }
+            if thread.sender().is_none() && shared::join_process_table(thread) =>
+        {
+            Outcome::Retry
+        }
+        _ => Outcome::NotHandled,
+    }
+}
+
 /// SENDUIPI reg: post through the UITT entry the register selects.
 fn senduipi(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>, reg: u8, next_ip: u64) -> Outcome {
-    let Some(sender) = thread.sender() else {
+    if thread.sender().is_none() && !shared::join_process_table(thread) {
+        return Outcome::NotHandled;
+    }
+    let Some(table) = thread.sender() else {
         return Outcome::NotHandled;
     };
     // One step, as the instruction is: a sender preempted between the
@@ -90,7 +115,7 @@ fn senduipi(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>, reg: u8, next_ip:
     // long as it waits for a CPU, and every post meanwhile finds ON set
     // and sends none (a receiver asleep in uintr_wait() sleeps on).
     let _no_preemption = CpuPin::new();
-    match sender.send(regs.gpr(reg)) {
+    match table.table().send(regs.gpr(reg)) {
         Ok(notification) => {
             if let Some(n) = notification {
                 glue::send_notification(n.ndst, n.nv);

@@ -7,7 +7,7 @@
 //! negative errno).  The prototypes are in `arch/x86/include/asm/uintr.h`.
 
 use kernel::bindings;
-use kernel::ffi::{c_char, c_int, c_long, c_uint};
+use kernel::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
@@ -15,6 +15,7 @@ use crate::delivery::{self, Recognition};
 use crate::emulate;
 use crate::mode::{self, Request};
 use crate::regs::UserRegs;
+use crate::shared::ProcessTable;
 use crate::stats;
 use crate::syscalls;
 use crate::thread::ThreadState;
@@ -107,6 +108,7 @@ pub unsafe extern "C" fn uintr_rust_stats(out: *mut bindings::uintr_stats) {
             uitts: s.uitts,
             fds: s.fds,
             connections: s.connections,
+            ipi_fds: s.ipi_fds,
         }
     };
 }
@@ -308,6 +310,40 @@ syscall_entry!(
     /// uintr_alt_stack(2): `sp` is the user address of the stack.
     uintr_rust_alt_stack => syscalls::alt_stack, (sp: u64, size: u64, flags: c_uint)
 );
+syscall_entry!(
+    /// uintr_ipi_fd(2)
+    uintr_rust_ipi_fd => syscalls::ipi_fd, (flags: c_uint)
+);
+
+/// fork: the child's address space shares the parent's sender table.
+///
+/// # Safety
+///
+/// `parent` and `child` are the `context.uintr_table` of the parent's mm
+/// (locked for the copy) and of the child's (being set up, NULL).
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_dup_mm(parent: *mut *mut c_void, child: *mut *mut c_void) {
+    // SAFETY: by the caller's promise; neither field is emptied meanwhile.
+    let (parent, child) = unsafe {
+        (
+            ProcessTable::from_raw(parent),
+            ProcessTable::from_raw(child),
+        )
+    };
+    child.inherit(&parent);
+}
+
+/// An address space goes: so does its use of the shared sender table.
+///
+/// # Safety
+///
+/// `table` is the `context.uintr_table` of an mm being torn down.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_exit_mm(table: *mut *mut c_void) {
+    // SAFETY: by the caller's promise; the teardown is the only user left.
+    let process = unsafe { ProcessTable::from_raw(table) };
+    process.release();
+}
 
 /// Generates the C entry point of one KUnit case: 0 if it passed, else 1
 /// and the failed check (NUL-terminated, truncated) in `msg`.
@@ -349,6 +385,11 @@ kunit_entry!(
 );
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 kunit_entry!(uintr_rust_test_connection_rules => kunit::connection_rules);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_shared_table_lasts_until_its_last_use =>
+        kunit::shared_table_lasts_until_its_last_use
+);
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 kunit_entry!(
     uintr_rust_test_early_kernel_vector_keeps_the_wakeup =>

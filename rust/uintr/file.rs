@@ -1,23 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The uintr_fd file: the raw VFS plumbing, kept in this one module.
+//! The uintr_fd and ipi fd files: the raw VFS plumbing, kept in this one
+//! module.
 //!
 //! A uintr_fd is an anonymous-inode file whose `private_data` is one
-//! reference to a [`UintrFd`] (an `Arc` turned into a raw pointer).  The
-//! reference is taken back in `release`, which the VFS calls once, when
-//! the last reference to the file is gone.  Nothing else here owns
-//! anything: lookups borrow the reference while they hold the file.
+//! reference to a [`UintrFd`] (an `Arc` turned into a raw pointer); an ipi
+//! fd (uintr_ipi_fd()) one to an [`IpiFd`], a use of a sender table.
+//! The reference is taken back in `release`, which the VFS calls once,
+//! when the last reference to the file is gone.  Nothing else here owns
+//! anything: lookups and ioctls borrow the reference while they hold the
+//! file.
 
 use core::ffi::c_void;
 use core::ptr;
 use kernel::bindings;
 use kernel::c_str;
-use kernel::ffi::{c_int, c_uint};
+use kernel::ffi::{c_int, c_long, c_uint, c_ulong};
 use kernel::prelude::*;
+use kernel::str::CStr;
 use kernel::sync::Arc;
 use kernel::types::ForeignOwnable;
 
 use crate::errno;
+use crate::shared::IpiFd;
+use crate::syscalls;
+use crate::thread::ThreadState;
 use crate::uintr_fd::UintrFd;
 
 /// The file operations of every uintr_fd.
@@ -36,15 +43,31 @@ static UINTR_FD_FOPS: FileOps = FileOps({
     ops
 });
 
-/// Creates a uintr_fd (`O_CLOEXEC`) owning one reference to `object`.
-pub(crate) fn create(object: Arc<UintrFd>) -> Result<usize> {
+static UINTR_IPI_FOPS: FileOps = FileOps({
+    // SAFETY: as for `UINTR_FD_FOPS`.
+    let mut ops: bindings::file_operations = unsafe { core::mem::zeroed() };
+    ops.release = Some(release_ipi);
+    ops.unlocked_ioctl = Some(ioctl_ipi);
+    ops
+});
+
+/// The ioctl of an ipi fd (`<linux/uintr.h>`): share its table.
+const UIPI_SET_TARGET_TABLE: u32 = kernel::ioctl::_IO(b'u' as u32, 0);
+
+/// Creates a file (`O_CLOEXEC`) named `name` with the operations `ops`,
+/// owning one reference to `object`; the operations take it back.
+fn create_file<T: 'static>(
+    name: &'static CStr,
+    ops: &'static FileOps,
+    object: Arc<T>,
+) -> Result<usize> {
     let private = object.into_foreign();
     // The name is a NUL-terminated static string and the operations static.
-    // SAFETY: `private` is a foreign `Arc<UintrFd>`; the file owns it on success.
+    // SAFETY: `private` is a foreign `Arc<T>`; the file owns it on success.
     let fd = unsafe {
         bindings::anon_inode_getfd(
-            c_str!("[uintr_fd]").as_char_ptr(),
-            &UINTR_FD_FOPS.0,
+            name.as_char_ptr(),
+            &ops.0,
             private as *mut c_void,
             (bindings::O_RDONLY | bindings::O_CLOEXEC) as c_int,
         )
@@ -52,11 +75,21 @@ pub(crate) fn create(object: Arc<UintrFd>) -> Result<usize> {
     if fd < 0 {
         // SAFETY: on failure no file was created, so nobody else owns
         // `private`: take the reference back (and drop it).
-        drop(unsafe { Arc::<UintrFd>::from_foreign(private) });
+        drop(unsafe { Arc::<T>::from_foreign(private) });
         return Err(Error::from_errno(fd));
     }
     // `fd` is non-negative here: the conversion is exact.
     Ok(fd as usize)
+}
+
+/// Creates a uintr_fd (`O_CLOEXEC`) owning one reference to `object`.
+pub(crate) fn create(object: Arc<UintrFd>) -> Result<usize> {
+    create_file(c_str!("[uintr_fd]"), &UINTR_FD_FOPS, object)
+}
+
+/// Creates an ipi fd (`O_CLOEXEC`) owning one reference to `object`.
+pub(crate) fn create_ipi_fd(object: Arc<IpiFd>) -> Result<usize> {
+    create_file(c_str!("[uintr_ipi]"), &UINTR_IPI_FOPS, object)
 }
 
 /// A counted reference to a `struct file`, put on drop.
@@ -140,4 +173,40 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
             pir,
         )
     };
+}
+
+/// `file_operations.release` of an ipi fd: its use of the table goes.
+///
+/// # Safety
+///
+/// Called by the VFS, once per file, with a file created by
+/// [`create_ipi_fd`].
+unsafe extern "C" fn release_ipi(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // This is the only place that takes the reference back.
+    // SAFETY: `file` is valid; its `private_data` is the `Arc` from
+    // `create_ipi_fd`.
+    drop(unsafe { Arc::<IpiFd>::from_foreign((*file).private_data) });
+    0
+}
+
+/// `file_operations.unlocked_ioctl` of an ipi fd.
+///
+/// # Safety
+///
+/// Called by the VFS, in the calling thread's context, with a live file
+/// created by [`create_ipi_fd`].
+unsafe extern "C" fn ioctl_ipi(file: *mut bindings::file, cmd: c_uint, _arg: c_ulong) -> c_long {
+    if cmd != UIPI_SET_TARGET_TABLE {
+        return ENOTTY.to_errno() as c_long;
+    }
+    // SAFETY: the file is live for this call, so its `private_data` is
+    // still the reference owned by the file.
+    let object = unsafe { Arc::<IpiFd>::borrow((*file).private_data) };
+    // SAFETY: the calling thread's own state, in its own context.
+    let thread = unsafe { ThreadState::from_raw(bindings::uintr_current_thread()) };
+    match syscalls::set_target_table(&thread, object.table()) {
+        Ok(_) => 0,
+        // An errno is a small negative number: the conversion is exact.
+        Err(err) => err.to_errno() as c_long,
+    }
 }

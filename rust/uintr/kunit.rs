@@ -4,12 +4,14 @@
 //!
 //! They drive the objects directly, without files or user programs: UITT
 //! index allocation, the references that keep a UPID alive, teardown
-//! from the fd's side and from the sender's, and the kernel vector's
-//! wakeups.  Each case compares the
-//! live-object counters with their value before it started, so a leak or
-//! an early free fails the case.  They run at boot, before user space, so
+//! from the fd's side and from the sender's, a shared table's uses, and
+//! the kernel vector's wakeups.  Each case compares the live-object
+//! counters with their value before it started, so a leak or an early
+//! free fails the case.  They run at boot, before user space, so
 //! nothing else changes the counters meanwhile.
 
+use core::ffi::c_void;
+use core::ptr;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -17,6 +19,7 @@ use crate::errno;
 use crate::glue::{CpuPin, IrqsOff};
 use crate::receiver::{HandlerFlags, Receiver};
 use crate::sender::Sender;
+use crate::shared::{ProcessTable, SenderUse};
 use crate::stats::{self, Snapshot};
 use crate::uintr_fd::UintrFd;
 use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
@@ -60,6 +63,7 @@ fn plus(
         uitts: base.uitts + senders,
         fds: base.fds + fds,
         connections: base.connections + connections,
+        ipi_fds: base.ipi_fds,
     }
 }
 
@@ -174,6 +178,44 @@ pub(crate) fn sender_shutdown_disconnects_all() -> Check {
         fd.release();
     }
     drop((fds, again, receivers));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// A shared sender table keeps its connections while any use of it is
+/// left (a thread, an address space); the last use tears them down.  An
+/// address space's table is installed once: another one is `EBUSY`, the
+/// same one again is no change.
+pub(crate) fn shared_table_lasts_until_its_last_use() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let fd = alloc(UintrFd::new(&receiver, 4))?;
+    let mut field: *mut c_void = ptr::null_mut();
+    {
+        // SAFETY: a local field that outlives `process` and is used only
+        // through it; it starts NULL, as an address space's does.
+        let process = unsafe { ProcessTable::from_raw(&mut field) };
+        ensure!(process.get().is_none());
+        let thread = alloc(process.get_or_create())?;
+        let again = alloc(process.get_or_create())?;
+        ensure!(Arc::ptr_eq(again.table(), thread.table()));
+        drop(again);
+        ensure!(fd.connect(thread.table()) == Ok(0));
+        let other = alloc(SenderUse::new_table())?;
+        ensure!(process.install(other).err() == Some(EBUSY));
+        ensure!(process.install(thread.clone()).is_ok());
+        ensure!(stats::snapshot() == plus(&base, 1, 1, 1, 1, 1));
+        // The thread goes; the address space still uses the table.
+        drop(thread);
+        ensure!(fd.sender_count() == 1);
+        // The address space goes: its connections go, then the table.
+        process.release();
+        ensure!(process.get().is_none());
+        ensure!(fd.sender_count() == 0);
+        ensure!(stats::snapshot() == plus(&base, 1, 0, 1, 1, 0));
+    }
+    fd.release();
+    drop((fd, receiver));
     ensure!(stats::snapshot() == base);
     Ok(())
 }

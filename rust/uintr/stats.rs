@@ -22,6 +22,8 @@ pub(crate) static UITTS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static FDS: AtomicU64 = AtomicU64::new(0);
 /// Live sender connections (valid UITT entries).
 pub(crate) static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+/// Live ipi fds (uintr_ipi_fd()), each holding a sender table.
+pub(crate) static IPI_FDS: AtomicU64 = AtomicU64::new(0);
 
 /// Counts its owner in one of the counters above for as long as it exists.
 pub(crate) struct Live(&'static AtomicU64);
@@ -55,6 +57,8 @@ pub(crate) struct Snapshot {
     pub(crate) fds: u64,
     /// See [`CONNECTIONS`].
     pub(crate) connections: u64,
+    /// See [`IPI_FDS`].
+    pub(crate) ipi_fds: u64,
 }
 
 /// Reads all counters.
@@ -67,5 +71,6 @@ pub(crate) fn snapshot() -> Snapshot {
         uitts: get(&UITTS),
         fds: get(&FDS),
         connections: get(&CONNECTIONS),
+        ipi_fds: get(&IPI_FDS),
     }
 }

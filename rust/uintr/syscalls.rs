@@ -16,7 +16,7 @@ use crate::frame;
 use crate::glue;
 use crate::mode::{self, Mode};
 use crate::receiver::{HandlerFlags, Receiver, STACK_ADJUST, VECTORS};
-use crate::sender::Sender;
+use crate::shared::{self, IpiFd, ProcessTable, SenderUse};
 use crate::thread::ThreadState;
 use crate::timeout;
 use crate::uintr_fd::UintrFd;
@@ -115,20 +115,39 @@ pub(crate) fn create_fd(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Re
     file::create(object)
 }
 
-/// Connects the calling thread, as a sender, to `object`; returns the
-/// UITT index.  A thread becomes a sender with its first connection.
-fn connect(thread: &ThreadState<'_>, object: &Arc<UintrFd>) -> Result<usize> {
-    let (sender, is_new) = match thread.sender() {
-        Some(sender) => (sender.into(), false),
-        None => (Sender::new()?, true),
+/// The flags uintr_register_sender() and uintr_register_self() know.
+const SENDER_FLAGS: u32 = bindings::UINTR_SENDER_SHARED;
+
+/// Whether `flags` asks for the process's shared table; `EINVAL` for an
+/// unknown flag.
+fn wants_shared_table(flags: u32) -> Result<bool> {
+    if flags & !SENDER_FLAGS != 0 {
+        return Err(EINVAL);
+    }
+    Ok(flags & bindings::UINTR_SENDER_SHARED != 0)
+}
+
+/// Connects `object` in the calling thread's sender table and returns
+/// the UITT index.  A thread without a table gets one with its first
+/// connection: its own, or with `shared` its process's shared table
+/// (`EBUSY` if it has its own already).
+fn connect(thread: &ThreadState<'_>, object: &Arc<UintrFd>, shared: bool) -> Result<usize> {
+    let (table, is_new) = match thread.sender() {
+        Some(table) if shared && !shared::is_process_table(thread, &table) => return Err(EBUSY),
+        Some(table) => (table.into(), false),
+        None if shared => {
+            let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
+            (process.get_or_create()?, true)
+        }
+        None => (SenderUse::new_table()?, true),
     };
-    let index = object.connect(&sender)?;
+    let index = object.connect(table.table())?;
     if is_new {
-        if let Err(err) = cpu::load_sender(&sender) {
-            sender.shutdown();
+        if let Err(err) = shared::join(thread, table.clone()) {
+            // Undone in the table, which stays if the process shares it.
+            let _ = object.disconnect(table.table());
             return Err(err);
         }
-        thread.set_sender(sender);
     }
     Ok(index)
 }
@@ -136,15 +155,15 @@ fn connect(thread: &ThreadState<'_>, object: &Arc<UintrFd>) -> Result<usize> {
 /// uintr_register_sender(uintr_fd, flags): returns the UITT index.
 pub(crate) fn register_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -> Result<usize> {
     require_enabled()?;
-    require_no_flags(flags)?;
-    connect(thread, &file::lookup(fd)?)
+    let shared = wants_shared_table(flags)?;
+    connect(thread, &file::lookup(fd)?, shared)
 }
 
 /// uintr_register_self(vector, flags): returns a UITT index on which
 /// SENDUIPI interrupts the calling thread with `vector`.
 pub(crate) fn register_self(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Result<usize> {
     require_enabled()?;
-    require_no_flags(flags)?;
+    let shared = wants_shared_table(flags)?;
     if vector >= VECTORS {
         return Err(EINVAL);
     }
@@ -152,7 +171,7 @@ pub(crate) fn register_self(thread: &ThreadState<'_>, vector: u64, flags: u32) -
     // `vector` < 64: the conversion is exact.  No file holds the object:
     // the receiver does, until it goes.
     let object = UintrFd::new(&receiver, vector as u8)?;
-    let index = connect(thread, &object)?;
+    let index = connect(thread, &object, shared)?;
     if let Err(err) = receiver.keep_self_entry(object.clone()) {
         object.release();
         return Err(err);
@@ -182,8 +201,11 @@ pub(crate) fn unregister_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -
     require_enabled()?;
     require_no_flags(flags)?;
     let object = file::lookup(fd)?;
-    let sender = thread.sender().ok_or(EINVAL)?;
-    object.disconnect(&sender.into())?;
+    if thread.sender().is_none() && !shared::join_process_table(thread) {
+        return Err(EINVAL);
+    }
+    let table = thread.sender().ok_or(EINVAL)?;
+    object.disconnect(table.table())?;
     Ok(0)
 }
 
@@ -224,8 +246,27 @@ pub(crate) fn release_thread(thread: &ThreadState<'_>) {
         cpu::unload_receiver(thread);
         receiver.shutdown();
     }
-    if let Some(sender) = thread.take_sender() {
+    if let Some(table) = thread.take_sender() {
         cpu::unload_sender();
-        sender.shutdown();
+        // The table's connections go with its last use.
+        drop(table);
     }
+}
+
+/// uintr_ipi_fd(flags): a file that holds the calling process's shared
+/// sender table (made now if it has none), for other processes.
+pub(crate) fn ipi_fd(thread: &ThreadState<'_>, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    require_no_flags(flags)?;
+    let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
+    file::create_ipi_fd(IpiFd::new(process.get_or_create()?)?)
+}
+
+/// ioctl(ipi_fd, UIPI_SET_TARGET_TABLE): the calling process shares the
+/// table of the ipi fd from now on; `EBUSY` if it shares another one.
+pub(crate) fn set_target_table(thread: &ThreadState<'_>, table: Arc<SenderUse>) -> Result<usize> {
+    require_enabled()?;
+    let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
+    process.install(table)?;
+    Ok(0)
 }

@@ -2,8 +2,9 @@
 
 //! A thread's User Interrupt state (`thread.uintr` in C).
 //!
-//! Two pointers, each either NULL or one reference to a [`Receiver`] or a
-//! [`Sender`] (an `Arc` turned into a raw pointer), and the emulated CPU's
+//! Two pointers, each either NULL or one reference to a [`Receiver`] or to
+//! the use of a sender table (a [`SenderUse`]) (see [`slot`]), and the
+//! emulated CPU's
 //! UIRR and UIF.  This module is the only code that reads or writes them,
 //! so each pointer always holds the type its name says.
 //!
@@ -18,10 +19,10 @@ use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::sync::{Arc, ArcBorrow};
-use kernel::types::ForeignOwnable;
 
 use crate::receiver::Receiver;
-use crate::sender::Sender;
+use crate::shared::SenderUse;
+use crate::slot;
 
 /// Access to one thread's state.
 pub(crate) struct ThreadState<'a> {
@@ -89,72 +90,36 @@ impl<'a> ThreadState<'a> {
     pub(crate) fn receiver(&self) -> Option<ArcBorrow<'_, Receiver>> {
         // SAFETY: only this module writes the receiver slot, with a
         // foreign `Arc<Receiver>` or NULL.
-        unsafe { borrow_slot(self.receiver_slot()) }
+        unsafe { slot::borrow(self.receiver_slot()) }
     }
 
     /// Makes `receiver` the thread's receiver; the slot must be empty.
     pub(crate) fn set_receiver(&self, receiver: Arc<Receiver>) {
-        fill_slot(self.receiver_slot(), receiver);
+        slot::fill(self.receiver_slot(), receiver);
     }
 
     /// Removes and returns the thread's receiver.
     pub(crate) fn take_receiver(&self) -> Option<Arc<Receiver>> {
         // SAFETY: as in `receiver`.
-        unsafe { take_slot(self.receiver_slot()) }
+        unsafe { slot::take(self.receiver_slot()) }
     }
 
-    /// The thread's sender, if it registered with a uintr_fd.
-    pub(crate) fn sender(&self) -> Option<ArcBorrow<'_, Sender>> {
+    /// The sender table the thread uses, if it is a sender: its own, or
+    /// its process's shared one.
+    pub(crate) fn sender(&self) -> Option<ArcBorrow<'_, SenderUse>> {
         // SAFETY: only this module writes the sender slot, with a foreign
-        // `Arc<Sender>` or NULL.
-        unsafe { borrow_slot(self.sender_slot()) }
+        // `Arc<SenderUse>` or NULL.
+        unsafe { slot::borrow(self.sender_slot()) }
     }
 
-    /// Makes `sender` the thread's sender; the slot must be empty.
-    pub(crate) fn set_sender(&self, sender: Arc<Sender>) {
-        fill_slot(self.sender_slot(), sender);
+    /// Makes the thread use `table`; the slot must be empty.
+    pub(crate) fn set_sender(&self, table: Arc<SenderUse>) {
+        slot::fill(self.sender_slot(), table);
     }
 
-    /// Removes and returns the thread's sender.
-    pub(crate) fn take_sender(&self) -> Option<Arc<Sender>> {
+    /// Removes and returns the thread's use of its sender table.
+    pub(crate) fn take_sender(&self) -> Option<Arc<SenderUse>> {
         // SAFETY: as in `sender`.
-        unsafe { take_slot(self.sender_slot()) }
+        unsafe { slot::take(self.sender_slot()) }
     }
-}
-
-/// Borrows the object a slot holds, if any.
-///
-/// # Safety
-///
-/// `slot` is NULL or holds a foreign `Arc<T>`, which only the owning
-/// thread can take out, and not while it uses the borrow.
-unsafe fn borrow_slot<'a, T: 'static>(slot: &'a AtomicPtr<c_void>) -> Option<ArcBorrow<'a, T>> {
-    let raw = slot.load(Ordering::Acquire);
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, so a foreign `Arc<T>` that outlives the borrow,
-    // by the caller's promise.
-    Some(unsafe { Arc::<T>::borrow(raw) })
-}
-
-/// Stores one reference to `object` in an empty slot.
-fn fill_slot<T: 'static>(slot: &AtomicPtr<c_void>, object: Arc<T>) {
-    let old = slot.swap(object.into_foreign() as *mut c_void, Ordering::AcqRel);
-    debug_assert!(old.is_null());
-}
-
-/// Takes the reference out of a slot, leaving it NULL.
-///
-/// # Safety
-///
-/// `slot` is NULL or holds a foreign `Arc<T>`.
-unsafe fn take_slot<T: 'static>(slot: &AtomicPtr<c_void>) -> Option<Arc<T>> {
-    let raw = slot.swap(ptr::null_mut(), Ordering::AcqRel);
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: non-NULL, so a foreign `Arc<T>`, whose ownership moves out
-    // of the slot (now NULL).
-    Some(unsafe { Arc::<T>::from_foreign(raw) })
 }

@@ -7,9 +7,12 @@
 //! [`entry`]; everything with a lifetime is owned here:
 //!
 //! - [`receiver`]: a thread with a handler; owns its [`upid`] and vectors;
-//! - [`sender`]: a thread connected to uintr_fds; owns its [`uitt`];
+//! - [`sender`]: a sender table, connected to uintr_fds; owns its
+//!   [`uitt`]; [`shared`]: its uses, by a thread, by the process whose
+//!   threads share it, by an ipi fd;
 //! - [`uintr_fd`]: one vector of one receiver, listing its connections;
-//! - [`file`] and [`thread`]: the raw VFS and per-thread plumbing;
+//! - [`file`], [`thread`] and [`slot`]: the raw VFS (uintr_fds, ipi
+//!   fds), per-thread and C-pointer plumbing;
 //! - [`syscalls`]: the system calls, on top of those;
 //! - [`emulate`] and [`delivery`]: the emulated CPU (the #UD emulator;
 //!   recognition, context switch, delivery), on the pure [`decode`],
@@ -23,10 +26,14 @@
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
-//! Lock order: a uintr_fd's connection lock, then a sender's table lock
-//! or a receiver's thread lock; (the runqueue lock, then) a receiver's
-//! sleeper lock, then a CPU's wait list lock, both raw spinlocks taken
-//! with interrupts off.  Nothing is woken under them.
+//! Lock order: (the mmap lock, read-held when an address space drops its
+//! shared sender table, then) a uintr_fd's connection lock, then a
+//! sender's table lock or a receiver's thread lock (a receiver's
+//! self-entry lock is never held with another; a process's shared table
+//! is installed with an atomic exchange, without a lock); (the runqueue
+//! lock, then) a receiver's sleeper lock, then a CPU's wait list lock,
+//! both raw spinlocks taken with interrupts off.  Nothing is woken under
+//! them.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
@@ -47,6 +54,8 @@ mod raw_lock;
 mod receiver;
 mod regs;
 mod sender;
+mod shared;
+mod slot;
 mod stats;
 mod syscalls;
 mod thread;

@@ -9,6 +9,8 @@
 #ifndef _UAPI_LINUX_UINTR_H
 #define _UAPI_LINUX_UINTR_H
 
+#include <linux/ioctl.h>
+
 /* Vectors per receiving thread: 0 (lowest priority) .. 63 (highest). */
 #define UINTR_MAX_VECTORS		64
 
@@ -40,5 +42,24 @@
  * Without it the second argument is ignored, as in the one-argument call.
  */
 #define UINTR_WAIT_TIMEOUT		0x1U
+
+/*
+ * uintr_register_sender() and uintr_register_self() flags.
+ *
+ * UINTR_SENDER_SHARED: connect in the sender table that the process's
+ * threads share (made by the first such call) instead of the calling
+ * thread's own.  A UITT index in it means the same in every thread of the
+ * process, present and future, and in the children it forks; a thread
+ * that never registered uses it from its first SENDUIPI on.  Fails with
+ * EBUSY for a thread that has a table of its own already.
+ */
+#define UINTR_SENDER_SHARED		0x1U
+
+/*
+ * ioctl() of the file uintr_ipi_fd() returns.  UIPI_SET_TARGET_TABLE:
+ * the calling process shares the fd's sender table from now on, as if it
+ * had made it; EBUSY if it shares another table already.
+ */
+#define UIPI_SET_TARGET_TABLE		_IO('u', 0)
 
 #endif /* _UAPI_LINUX_UINTR_H */
