@@ -35,6 +35,7 @@
 #ifndef __NR_uintr_register_self
 #define __NR_uintr_register_self	477
 #define __NR_uintr_alt_stack		478
+#define __NR_uintr_ipi_fd		479
 #endif
 
 #define LIBUINTR_API __attribute__((visibility("default")))
@@ -102,6 +103,16 @@ LIBUINTR_API int libuintr_register_self(unsigned long long vector,
 LIBUINTR_API int libuintr_alt_stack(void *sp, size_t size, unsigned int flags)
 {
 	return uintr_syscall3(__NR_uintr_alt_stack, (long)sp, size, flags);
+}
+
+LIBUINTR_API int libuintr_ipi_fd(unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_ipi_fd, flags, 0);
+}
+
+LIBUINTR_API int libuintr_set_target_table(int ipi_fd)
+{
+	return uintr_syscall3(__NR_ioctl, ipi_fd, UIPI_SET_TARGET_TABLE, 0);
 }
 
 /*

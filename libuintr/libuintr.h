@@ -64,6 +64,9 @@ int libuintr_unregister_sender(int uintr_fd, unsigned int flags);
 int libuintr_wait(unsigned int flags, const struct __kernel_timespec *timeout);
 int libuintr_register_self(unsigned long long vector, unsigned int flags);
 int libuintr_alt_stack(void *sp, size_t size, unsigned int flags);
+int libuintr_ipi_fd(unsigned int flags);
+/* ioctl(ipi_fd, UIPI_SET_TARGET_TABLE): share the fd's sender table. */
+int libuintr_set_target_table(int ipi_fd);
 
 /*
  * 1 if user interrupts work for the calling thread, 0 if not: the kernel
