@@ -86,7 +86,7 @@ TEST(sender_calls_return_index_or_negative_errno)
 	ASSERT_EQ(0, libuintr_register_handler((void *)unused_handler, 0));
 	fd = libuintr_create_fd(3, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(-EINVAL, libuintr_register_sender(fd, 1));
+	EXPECT_EQ(-EINVAL, libuintr_register_sender(fd, 2));
 	EXPECT_EQ(-EINVAL, libuintr_unregister_sender(fd, 0));
 	EXPECT_EQ(0, libuintr_register_sender(fd, 0));
 	EXPECT_EQ(-EISCONN, libuintr_register_sender(fd, 0));

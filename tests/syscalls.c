@@ -216,7 +216,7 @@ TEST(register_sender_connects_once)
 	ASSERT_EQ(0, uintr_register_handler(uintr_test_handler(), 0));
 	fd = uintr_create_fd(0, 0);
 	ASSERT_GE(fd, 0);
-	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_sender(fd, 1)));
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_register_sender(fd, 2)));
 	EXPECT_EQ(0, uintr_register_sender(fd, 0));
 	EXPECT_EQ(-EISCONN, UINTR_RET(uintr_register_sender(fd, 0)));
 }

@@ -82,8 +82,39 @@ static inline long uintr_alt_stack(void *sp, size_t size, unsigned int flags)
 	return uintr_errno(libuintr_alt_stack(sp, size, flags));
 }
 
+static inline long uintr_ipi_fd(unsigned int flags)
+{
+	return uintr_errno(libuintr_ipi_fd(flags));
+}
+
+static inline long uintr_set_target_table(int ipi_fd)
+{
+	return uintr_errno(libuintr_set_target_table(ipi_fd));
+}
+
 /* A user interrupt handler (see libuintr.h). */
 #define UINTR_HANDLER(name)	LIBUINTR_HANDLER(name)
+
+/*
+ * A handler that records what it got: how many deliveries, and the last
+ * vector; uintr_wait_recorded(n) waits up to 5 s for n of them, with UIF
+ * as the caller left it.  (Unused in most tests.)
+ */
+static volatile int uintr_recorded __attribute__((unused));
+static volatile unsigned long long uintr_recorded_vector __attribute__((unused));
+
+static __attribute__((unused)) UINTR_HANDLER(uintr_record)
+{
+	uintr_recorded_vector = vector;
+	uintr_recorded++;
+}
+
+static inline int uintr_wait_recorded(int n)
+{
+	for (long i = 0; i < 5000 && uintr_recorded < n; i++)
+		usleep(1000);
+	return uintr_recorded >= n;
+}
 
 /* The result of a call as -errno (or its value), for EXPECT_EQ. */
 #define UINTR_RET(call) ({ long __r = (call); __r < 0 ? -errno : __r; })
@@ -185,7 +216,7 @@ static inline long long uintr_irq_count(const char *name)
 
 /* /sys/kernel/debug/x86/uintr_stats */
 struct uintr_stats {
-	long receivers, senders, upids, uitts, fds, connections;
+	long receivers, senders, upids, uitts, fds, connections, ipi_fds;
 };
 
 /*
@@ -237,11 +268,13 @@ static inline int uintr_read_stats(struct uintr_stats *s)
 			s->fds = value;
 		else if (!strcmp(name, "connections"))
 			s->connections = value;
+		else if (!strcmp(name, "ipi_fds"))
+			s->ipi_fds = value;
 		else
 			n--;
 	}
 	fclose(f);
-	return n == 6 ? 0 : -1;
+	return n == 7 ? 0 : -1;
 }
 
 static inline int uintr_stats_equal(const struct uintr_stats *a,
@@ -252,9 +285,9 @@ static inline int uintr_stats_equal(const struct uintr_stats *a,
 
 static inline void uintr_stats_print(const char *what, const struct uintr_stats *s)
 {
-	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld\n",
+	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld ipi_fds %ld\n",
 	       what, s->receivers, s->senders, s->upids, s->uitts, s->fds,
-	       s->connections);
+	       s->connections, s->ipi_fds);
 }
 
 /*
