@@ -6,13 +6,15 @@
  * inside one call until the call gets through without reaching it.  Each
  * injected failure must give ENOMEM and leave nothing behind: the live
  * object counters do not move, the thread can register again, the vector
- * stays free.  Skipped on kernels without fault injection (the DEBUG=1
- * kernel has it).
+ * stays free.  A call that makes the process's shared sender table runs
+ * in a child process, whose exit frees the table with the address space.
+ * Skipped on kernels without fault injection (the DEBUG=1 kernel has it).
  */
 #include "uintr_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 
@@ -59,6 +61,8 @@ struct scenario {
 	long success;
 	/* If nonzero, the call "succeeds" with -1 and this errno instead. */
 	int success_errno;
+	/* Run in a child process: the call leaves a table in the mm. */
+	int in_process;
 };
 
 static int prep_nothing(struct scenario_state *st)
@@ -127,6 +131,25 @@ static long call_register_self(struct scenario_state *st)
 	return uintr_register_self(5, 0);
 }
 
+static long call_register_sender_shared(struct scenario_state *st)
+{
+	return uintr_register_sender(st->fd[0], UINTR_SENDER_SHARED);
+}
+
+static long call_register_self_shared(struct scenario_state *st)
+{
+	return uintr_register_self(5, UINTR_SENDER_SHARED);
+}
+
+/*
+ * The process's first ipi fd makes its shared table.  (The ioctl that
+ * installs a table allocates nothing, so it has no scenario.)
+ */
+static long call_ipi_fd(struct scenario_state *st)
+{
+	return uintr_ipi_fd(0);
+}
+
 static long call_wait(struct scenario_state *st)
 {
 	static const struct __kernel_timespec zero;
@@ -135,16 +158,19 @@ static long call_wait(struct scenario_state *st)
 }
 
 static struct scenario scenarios[] = {
-	{ "register_handler", prep_nothing, call_register_handler, 0, 0 },
+	{ "register_handler", prep_nothing, call_register_handler, 0, 0, 0 },
 	{ "register_handler(INTERRUPT_SLEEP)", prep_nothing,
-	  call_register_handler_interrupt_sleep, 0, 0 },
-	{ "create_fd", prep_handler, call_create_fd, -1, 0 },
-	{ "register_sender", prep_fd, call_register_sender, 0, 0 },
+	  call_register_handler_interrupt_sleep, 0, 0, 0 },
+	{ "create_fd", prep_handler, call_create_fd, -1, 0, 0 },
+	{ "register_sender", prep_fd, call_register_sender, 0, 0, 0 },
 	{ "register_sender(second fd)", prep_two_fds_one_connected,
-	  call_register_second_sender, 1, 0 },
-	{ "uintr_wait", prep_handler, call_wait, 0, ETIMEDOUT },
-	{ "register_self", prep_handler, call_register_self, 0, 0 },
-	{ "register_self(second entry)", prep_self_entry, call_register_self, 1, 0 },
+	  call_register_second_sender, 1, 0, 0 },
+	{ "uintr_wait", prep_handler, call_wait, 0, ETIMEDOUT, 0 },
+	{ "register_self", prep_handler, call_register_self, 0, 0, 0 },
+	{ "register_self(second entry)", prep_self_entry, call_register_self, 1, 0, 0 },
+	{ "register_sender(SHARED)", prep_fd, call_register_sender_shared, 0, 0, 1 },
+	{ "register_self(SHARED)", prep_handler, call_register_self_shared, 0, 0, 1 },
+	{ "ipi_fd", prep_nothing, call_ipi_fd, -1, 0, 1 },
 };
 
 /* One attempt, in a thread of its own so that its exit frees it all. */
@@ -213,6 +239,37 @@ static void *run_attempt(void *arg)
 	return NULL;
 }
 
+/*
+ * Runs one attempt to its end, in a thread or (s->in_process) in a child
+ * process that reports through shared memory; returns 0 or -1.
+ */
+static int start_attempt(struct attempt *a)
+{
+	struct attempt *shared;
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	if (!a->s->in_process)
+		return pthread_create(&t, NULL, run_attempt, a) ||
+		       pthread_join(t, NULL) ? -1 : 0;
+	shared = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return -1;
+	*shared = *a;
+	pid = fork();
+	if (pid == 0) {
+		run_attempt(shared);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		shared->setup_failed = 1;
+	*a = *shared;
+	munmap(shared, sizeof(*a));
+	return 0;
+}
+
 /* Whether the attempt's call did what it does when nothing fails. */
 static int succeeded(const struct scenario *s, const struct attempt *a)
 {
@@ -235,10 +292,8 @@ static int run_scenario(struct __test_metadata *_metadata,
 
 	for (int nth = 1; nth <= MAX_FAULT_POINTS; nth++) {
 		struct attempt a = { .s = s, .nth = nth };
-		pthread_t t;
 
-		if (pthread_create(&t, NULL, run_attempt, &a) ||
-		    pthread_join(t, NULL) || a.setup_failed) {
+		if (start_attempt(&a) || a.setup_failed) {
 			TH_LOG("%s: fault point %d: setup failed", s->name, nth);
 			return -1;
 		}

@@ -3,7 +3,8 @@
  * Syscall fuzzer: a seeded random sequence of every uintr system call with
  * random and boundary arguments (flag bits, vectors -1/64/2^63, fds of
  * other types, closed fds, handlers NULL/kernel/non-canonical/unmapped,
- * timeouts bad and good), interleaved with close, dup, fork, exec and
+ * timeouts bad and good, the shared table flag, ipi fds and their ioctl
+ * on any fd), interleaved with close, dup, fork, exec and
  * thread exit, from several threads in several processes.  Every return
  * value must be one the man pages allow for that call, and once everything
  * has exited the live-object counters must be back where they started.
@@ -17,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 
 #include "kselftest_harness.h"
 
@@ -81,7 +83,7 @@ static uint64_t some_vector(uint64_t *s)
 }
 
 enum op { OP_REG, OP_UNREG, OP_CREATE, OP_SEND_REG, OP_SEND_UNREG, OP_WAIT,
-	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OPS };
+	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OP_IPI_FD, OP_SET_TABLE, OPS };
 
 struct fuzzer {
 	uint64_t seed;
@@ -127,13 +129,25 @@ static int allowed(long ret, int err, int may_succeed, const int *ok)
 static const int reg_errs[] = { EINVAL, EFAULT, EBUSY, ENOMEM, -1 };
 static const int unreg_errs[] = { EINVAL, -1 };
 static const int create_errs[] = { EINVAL, EBUSY, EMFILE, ENFILE, ENOMEM, -1 };
-static const int sreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, EISCONN, ESHUTDOWN,
-				 ENOSPC, ENOMEM, -1 };
+static const int sreg_errs[] = { EINVAL, EBADF, EBUSY, EOPNOTSUPP, EISCONN,
+				 ESHUTDOWN, ENOSPC, ENOMEM, -1 };
 static const int sunreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, -1 };
 static const int wait_errs[] = { EINTR, ETIMEDOUT, EFAULT, EINVAL, ENOMEM, EOPNOTSUPP,
 				 -1 };
 static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, ENOMEM, EOPNOTSUPP, -1 };
 static const int alt_errs[] = { EINVAL, EOPNOTSUPP, -1 };
+static const int ipi_errs[] = { EINVAL, EMFILE, ENFILE, ENOMEM, -1 };
+static const int set_table_errs[] = { EBADF, EBUSY, ENOTTY, -1 };
+
+/* Flags of the calls that connect: mostly 0, often the shared table. */
+static uint64_t sender_flags(uint64_t *s)
+{
+	switch (pick(s, 8)) {
+	case 0: return some_flags(s);
+	case 1: case 2: return UINTR_SENDER_SHARED;
+	default: return 0;
+	}
+}
 static const int close_errs[] = { EBADF, -1 };
 static const int dup_errs[] = { EBADF, EMFILE, -1 };
 
@@ -165,7 +179,7 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 			remember_fd(f, s, ret);
 		break;
 	case OP_SEND_REG:
-		ret = uintr_register_sender(some_fd(f, s), pick(s, 4) ? 0 : some_flags(s));
+		ret = uintr_register_sender(some_fd(f, s), sender_flags(s));
 		ok = sreg_errs;
 		break;
 	case OP_SEND_UNREG:
@@ -192,7 +206,7 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 		ok = wait_errs;
 		break;
 	case OP_SELF:
-		ret = uintr_register_self(some_vector(s), pick(s, 4) ? 0 : some_flags(s));
+		ret = uintr_register_self(some_vector(s), sender_flags(s));
 		ok = self_errs;
 		break;
 	case OP_ALT_STACK:
@@ -201,6 +215,23 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 				      pick(s, 4) ? 4096 : next(s),
 				      pick(s, 4) ? 0 : some_flags(s));
 		ok = alt_errs;
+		break;
+	case OP_IPI_FD:
+		ret = uintr_ipi_fd(pick(s, 4) ? 0 : some_flags(s));
+		ok = ipi_errs;
+		if (ret >= 0)
+			remember_fd(f, s, ret);
+		break;
+	case OP_SET_TABLE:
+		/*
+		 * Any fd but stdin/stdout/stderr (a terminal); now and then
+		 * a request an ipi fd does not know.
+		 */
+		fd = some_fd(f, s);
+		ret = fd > 2 || fd < 0 ?
+			ioctl(fd, pick(s, 8) ? UIPI_SET_TARGET_TABLE : _IO('u', 1 + pick(s, 4)),
+			      next(s)) : 0;
+		ok = set_table_errs;
 		break;
 	case OP_CLOSE:
 		/* Not stdin/stdout/stderr: the results go there. */
@@ -282,12 +313,13 @@ static int fuzz_process(uint64_t seed, long calls)
 			       (unsigned long long)f[i].seed, f[i].failure);
 			bad = 1;
 		}
-		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld\n",
+		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld ipi %ld/%ld settable %ld/%ld\n",
 		       i, f[i].count[0], f[i].succeeded[0], f[i].count[1], f[i].succeeded[1],
 		       f[i].count[2], f[i].succeeded[2], f[i].count[3], f[i].succeeded[3],
 		       f[i].count[4], f[i].succeeded[4], f[i].count[5],
 		       f[i].count[6], f[i].succeeded[6], f[i].count[7], f[i].succeeded[7],
-		       f[i].count[8], f[i].succeeded[8], f[i].count[9], f[i].succeeded[9]);
+		       f[i].count[8], f[i].succeeded[8], f[i].count[9], f[i].succeeded[9],
+		       f[i].count[10], f[i].succeeded[10], f[i].count[11], f[i].succeeded[11]);
 	}
 	fflush(stdout);
 	return bad;
