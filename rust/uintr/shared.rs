@@ -106,9 +106,8 @@ impl<'a> ProcessTable<'a> {
         if field.is_null() {
             return None;
         }
-        // SAFETY: the calling thread's mm lives while the thread runs in
-        // it, that is, while its state is borrowed, and its field is
-        // emptied only at the mm's teardown, when no thread uses it.
+        // SAFETY: the mm outlives the borrow of its running thread's state;
+        // its field is emptied only at the mm's teardown.
         Some(unsafe { ProcessTable::from_raw(field) })
     }
 
