@@ -232,8 +232,7 @@ TEST_F_TIMEOUT(slow, encodings_follow_the_decoder_rules, 900)
 	uint64_t seed = env_seed ? strtoull(env_seed, NULL, 0) : (uint64_t)time(NULL);
 	/* A debug kernel (kmemleak, KASAN, lockdep) forks ten times slower. */
 	long cases = env_cases ? atol(env_cases) :
-		     access("/sys/kernel/debug/kmemleak", F_OK) ? DEFAULT_CASES :
-		     DEFAULT_CASES / 10;
+		     uintr_debug_kernel() ? DEFAULT_CASES / 10 : DEFAULT_CASES;
 	long accepted = 0, mismatches = 0, sigill = 0;
 	uint64_t s = seed | 1;
 

@@ -101,11 +101,6 @@ struct shared {
 
 static struct shared *sh;
 
-static int debug_kernel(void)
-{
-	return access("/sys/kernel/debug/kmemleak", F_OK) == 0;
-}
-
 static long long now_ms(void)
 {
 	struct timespec t;
@@ -536,7 +531,7 @@ static void run_round(struct __test_metadata *_metadata, const struct round *r,
 
 static int scenario_rounds(void)
 {
-	return debug_kernel() ? ROUNDS_DEBUG : ROUNDS;
+	return uintr_debug_kernel() ? ROUNDS_DEBUG : ROUNDS;
 }
 
 /* Runs the rounds of one scenario; returns how many completed. */

@@ -173,6 +173,16 @@ static inline int uintr_write_file(const char *path, const char *text)
  * Whether the CPU itself runs user interrupts on this boot: the kernel
  * shows the "uintr" flag in /proc/cpuinfo in hardware mode only.
  */
+/*
+ * A debug kernel (make check DEBUG=1: KASAN, lockdep, kmemleak) runs
+ * system calls and forks several times slower; the long tests do fewer
+ * rounds there (kmemleak's file exists only in that flavor).
+ */
+static inline int uintr_debug_kernel(void)
+{
+	return access("/sys/kernel/debug/kmemleak", F_OK) == 0;
+}
+
 static inline int uintr_hardware_mode(void)
 {
 	char line[4096];
