@@ -176,6 +176,19 @@ pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
     thread.uirr().fetch_or(requests, Ordering::AcqRel) | requests
 }
 
+/// Takes the calling thread's pending requests, `receiver`'s: clears
+/// them in UIRR and in the UPID (as recognition would) and returns them.
+/// A request that arrives meanwhile is either taken or stays pending.
+pub(crate) fn take_requests(thread: &ThreadState<'_>, receiver: &Receiver) -> u64 {
+    let posted = receiver.upid().take_posted();
+    if is_hardware() {
+        let uirr = glue::update_msr(hwregs::read_requests());
+        glue::update_msr(hwregs::clear_requests(uirr));
+        return uirr | posted;
+    }
+    thread.uirr().swap(0, Ordering::AcqRel) | posted
+}
+
 /// The calling thread's UIRR.
 pub(crate) fn requests(thread: &ThreadState<'_>) -> u64 {
     if is_hardware() {

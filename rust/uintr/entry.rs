@@ -314,6 +314,10 @@ syscall_entry!(
     /// uintr_ipi_fd(2)
     uintr_rust_ipi_fd => syscalls::ipi_fd, (flags: c_uint)
 );
+syscall_entry!(
+    /// uintr_pending(2): `set` is the user address of the result.
+    uintr_rust_pending => syscalls::pending, (set: u64, flags: c_uint)
+);
 
 /// fork: the child's address space shares the parent's sender table.
 ///
@@ -389,6 +393,11 @@ kunit_entry!(uintr_rust_test_connection_rules => kunit::connection_rules);
 kunit_entry!(
     uintr_rust_test_shared_table_lasts_until_its_last_use =>
         kunit::shared_table_lasts_until_its_last_use
+);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_masked_and_revoked_connections =>
+        kunit::masked_and_revoked_connections
 );
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 kunit_entry!(

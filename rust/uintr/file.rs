@@ -9,7 +9,7 @@
 //! The reference is taken back in `release`, which the VFS calls once,
 //! when the last reference to the file is gone.  Nothing else here owns
 //! anything: lookups and ioctls borrow the reference while they hold the
-//! file.
+//! file (what the ioctls do is in [`syscalls`]).
 
 use core::ffi::c_void;
 use core::ptr;
@@ -40,6 +40,7 @@ static UINTR_FD_FOPS: FileOps = FileOps({
     let mut ops: bindings::file_operations = unsafe { core::mem::zeroed() };
     ops.release = Some(release);
     ops.show_fdinfo = Some(show_fdinfo);
+    ops.unlocked_ioctl = Some(ioctl);
     ops
 });
 
@@ -138,6 +139,30 @@ unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::
     0
 }
 
+/// `file_operations.unlocked_ioctl` of a uintr_fd.
+///
+/// # Safety
+///
+/// Called by the VFS, in the calling thread's context, with a live file
+/// created by [`create`].
+unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+    // SAFETY: the file is live for this call, so its `private_data` is
+    // still the reference owned by the file.
+    let object = unsafe { Arc::<UintrFd>::borrow((*file).private_data) };
+    // x86-64 only: `c_ulong` is 64 bits wide, the conversion is exact.
+    to_c_long(syscalls::fd_ioctl(&object, cmd, arg as u64))
+}
+
+/// An ioctl's return value.
+fn to_c_long(result: Result<usize>) -> c_long {
+    match result {
+        // The values are small counts: the conversion is exact.
+        Ok(value) => value as c_long,
+        // An errno is a small negative number: the conversion is exact.
+        Err(err) => err.to_errno() as c_long,
+    }
+}
+
 /// `file_operations.show_fdinfo`: `/proc/<pid>/fdinfo/<fd>`.
 ///
 /// # Safety
@@ -160,6 +185,7 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
                 "uintr_receiver_active:\t%d\n",
                 "uintr_receiver_state:\t%s\n",
                 "uintr_senders:\t%u\n",
+                "uintr_masked:\t%d\n",
                 "uintr_upid_control:\t%#llx\n",
                 "uintr_upid_pir:\t%#llx\n",
             ))
@@ -169,6 +195,7 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
             c_int::from(receiver.is_active()),
             receiver.state_name().as_char_ptr(),
             object.sender_count() as c_uint,
+            c_int::from(object.is_masked()),
             control,
             pir,
         )
@@ -204,9 +231,5 @@ unsafe extern "C" fn ioctl_ipi(file: *mut bindings::file, cmd: c_uint, _arg: c_u
     let object = unsafe { Arc::<IpiFd>::borrow((*file).private_data) };
     // SAFETY: the calling thread's own state, in its own context.
     let thread = unsafe { ThreadState::from_raw(bindings::uintr_current_thread()) };
-    match syscalls::set_target_table(&thread, object.table()) {
-        Ok(_) => 0,
-        // An errno is a small negative number: the conversion is exact.
-        Err(err) => err.to_errno() as c_long,
-    }
+    to_c_long(syscalls::set_target_table(&thread, object.table()))
 }

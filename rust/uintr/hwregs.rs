@@ -174,6 +174,15 @@ pub(crate) fn add_requests(requests: u64) -> MsrWrite {
     }
 }
 
+/// Clears the `requests` bits of UIRR.
+pub(crate) fn clear_requests(requests: u64) -> MsrWrite {
+    MsrWrite {
+        msr: MSR_UIRR,
+        clear: requests,
+        set: 0,
+    }
+}
+
 /// Reads UIRR (a write that changes nothing).
 pub(crate) fn read_requests() -> MsrWrite {
     add_requests(0)
@@ -267,6 +276,22 @@ mod tests {
         assert_eq!(regs.get(MSR_UIRR), (1 << 63) | (1 << 5));
         regs.apply(&unload_receiver());
         assert_eq!(regs, Regs::default());
+    }
+
+    #[test]
+    fn taking_requests_clears_only_those_read() {
+        let mut regs = Regs::default();
+        regs.apply(&load_receiver(HANDLER, 128, UPID, 0xec).unwrap());
+        regs.apply(&[add_requests((1 << 63) | (1 << 5))]);
+        let read = regs.get(MSR_UIRR);
+        // A notification recognized between the read and the clear.
+        regs.apply(&[add_requests(1 << 7)]);
+        regs.apply(&[clear_requests(read)]);
+        assert_eq!(regs.get(MSR_UIRR), 1 << 7);
+        let misc = regs.get(MSR_MISC);
+        regs.apply(&[clear_requests(1 << 7)]);
+        assert_eq!(regs.get(MSR_UIRR), 0);
+        assert_eq!(regs.get(MSR_MISC), misc);
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //!
 //! They drive the objects directly, without files or user programs: UITT
 //! index allocation, the references that keep a UPID alive, teardown
-//! from the fd's side and from the sender's, a shared table's uses, and
-//! the kernel vector's wakeups.  Each case compares the live-object
+//! from the fd's side and from the sender's, a shared table's uses,
+//! masking and revocation, and the kernel vector's wakeups.  Each case compares the live-object
 //! counters with their value before it started, so a leak or an early
 //! free fails the case.  They run at boot, before user space, so
 //! nothing else changes the counters meanwhile.
@@ -237,6 +237,36 @@ pub(crate) fn connection_rules() -> Check {
     let fd = alloc(UintrFd::new(&receiver, 9))?;
     fd.release();
     drop((fd, sender, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// A masked fd's connections, made before the mask and after it, post
+/// nothing and keep their index; unmasked they post again; revoking
+/// invalidates them, and only those of the process asked for.
+pub(crate) fn masked_and_revoked_connections() -> Check {
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let upid = receiver.upid().clone();
+    let fd = alloc(UintrFd::new(&receiver, 11))?;
+    let (early, late) = (alloc(Sender::new())?, alloc(Sender::new())?);
+    ensure!(fd.connect(&early) == Ok(0));
+    fd.set_masked(true);
+    ensure!(fd.is_masked());
+    ensure!(fd.connect(&late) == Ok(0));
+    ensure!(early.send(0).is_ok() && late.send(0).is_ok());
+    ensure!(upid.posted() == 0);
+    fd.set_masked(false);
+    ensure!(late.send(0).is_ok());
+    ensure!(upid.posted() == 1 << 11);
+    // No process with that PID connected anything.
+    ensure!(fd.revoke(Some(i32::MAX)) == 0);
+    ensure!(fd.revoke(None) == 2);
+    ensure!(early.send(0).err() == Some(EINVAL));
+    ensure!(late.send(0).err() == Some(EINVAL));
+    ensure!(stats::snapshot() == plus(&base, 1, 2, 1, 1, 0));
+    fd.release();
+    drop((fd, early, late, upid, receiver));
     ensure!(stats::snapshot() == base);
     Ok(())
 }

@@ -23,7 +23,7 @@ use kernel::types::ARef;
 use kernel::{new_mutex, new_spinlock};
 
 use crate::glue::{self, CpuPin, IrqsOff};
-use crate::pid::ThreadPid;
+use crate::pid::{ProcessPid, ThreadPid};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 
 use crate::stats::{self, Live};
@@ -68,6 +68,8 @@ pub(crate) struct Receiver {
     handler: u64,
     /// The receiving thread's pid, for fdinfo.
     pid: ThreadPid,
+    /// Its process's, which controls the senders of its uintr_fds.
+    process: ProcessPid,
     /// How the handler was registered.
     flags: HandlerFlags,
     /// Vectors claimed by a uintr_fd (bit n: vector n).
@@ -104,6 +106,7 @@ impl Receiver {
     /// A new, active receiver with its own UPID, for the current thread.
     pub(crate) fn new(handler: u64, flags: HandlerFlags) -> Result<Arc<Self>> {
         let pid = ThreadPid::current()?;
+        let process = ProcessPid::current()?;
         let upid = Upid::new(NOTIFICATION_VECTOR)?;
         let sleeper_entry = if flags.interrupt_sleep {
             Some(Waiter::new(&upid, Wake::InterruptSleep)?)
@@ -115,6 +118,7 @@ impl Receiver {
                 upid,
                 handler,
                 pid,
+                process,
                 flags,
                 vectors: AtomicU64::new(0),
                 stack_adjust: AtomicU64::new(STACK_ADJUST),
@@ -242,6 +246,12 @@ impl Receiver {
     /// if it is not visible there.
     pub(crate) fn tid(&self) -> i32 {
         self.pid.in_current_namespace()
+    }
+
+    /// Whether the calling thread belongs to the receiving thread's
+    /// process (which may have exited since).
+    pub(crate) fn is_own_process(&self) -> bool {
+        self.process.is_current()
     }
 
     /// Whether the thread is still registered.

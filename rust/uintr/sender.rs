@@ -19,10 +19,11 @@ use crate::cpu;
 use crate::stats::{self, Live};
 use crate::uintr_fd::UintrFd;
 use crate::uitt::{Uitt, UITT_ENTRIES};
-use crate::upid::{Notification, Upid};
+use crate::upid::{self, Notification, Upid};
 
 /// What a valid UITT entry holds on to (and the emulator reads: the same
-/// UPID and vector as the hardware entry).
+/// UPID and vector as the hardware entry, and whether the entry names the
+/// sink instead).
 struct Slot {
     /// The fd the connection was made through.
     fd: Arc<UintrFd>,
@@ -30,8 +31,22 @@ struct Slot {
     upid: Arc<Upid>,
     /// The user vector to post.
     vector: u8,
+    /// The vector is masked: the entry names the sink, SENDUIPI posts
+    /// nothing.
+    masked: bool,
     /// Counts the connection in [`stats::CONNECTIONS`].
     _live: Live,
+}
+
+impl Slot {
+    /// The UPID address the hardware entry holds.
+    fn target(&self) -> u64 {
+        if self.masked {
+            upid::sink_address()
+        } else {
+            self.upid.address()
+        }
+    }
 }
 
 /// The sender's table and its bookkeeping.
@@ -88,21 +103,38 @@ impl Sender {
     /// Fills a free entry with a connection to `fd`'s receiver and returns
     /// its index; `ENOSPC` when all entries are in use.
     ///
-    /// Called with `fd`'s connection lock held.
+    /// Called with `fd`'s connection lock held, which keeps its mask as it
+    /// is.
     pub(crate) fn install(&self, fd: &Arc<UintrFd>) -> Result<usize> {
-        let upid = fd.receiver().upid().clone();
-        let (address, vector) = (upid.address(), fd.vector());
         let slot = Slot {
             fd: fd.clone(),
-            upid,
-            vector,
+            upid: fd.receiver().upid().clone(),
+            vector: fd.vector(),
+            masked: fd.is_masked(),
             _live: Live::new(&stats::CONNECTIONS),
         };
         let mut table = self.table.lock();
         let index = table.slots.iter().position(Option::is_none).ok_or(ENOSPC)?;
-        table.uitt.set(index, address, vector);
+        table.uitt.set(index, slot.target(), slot.vector);
         table.slots[index] = Some(slot);
         Ok(index)
+    }
+
+    /// Masks or unmasks entry `index` if it is a connection to `fd`: it
+    /// names the sink, or the receiver's UPID again.  On the hardware a
+    /// SENDUIPI that read the entry before may still post to the old
+    /// target; the caller waits for those (`cpu::wait_for_senduipis`).
+    ///
+    /// Called with `fd`'s connection lock held.
+    pub(crate) fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
+        let mut table = self.table.lock();
+        let table = &mut *table;
+        if let Some(slot) = &mut table.slots[index] {
+            if core::ptr::eq(&*slot.fd, fd) {
+                slot.masked = masked;
+                table.uitt.retarget(index, slot.target());
+            }
+        }
     }
 
     /// SENDUIPI `index`: posts to the entry's UPID; returns the
@@ -115,6 +147,10 @@ impl Sender {
             .and_then(|i| table.slots.get(i))
             .and_then(Option::as_ref)
             .ok_or(EINVAL)?;
+        if slot.masked {
+            // The hardware posts to the sink, which never notifies.
+            return Ok(None);
+        }
         Ok(slot.upid.post(slot.vector))
     }
 

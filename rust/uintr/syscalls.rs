@@ -239,6 +239,32 @@ pub(crate) fn wait(thread: &ThreadState<'_>, flags: u32, timeout: u64) -> Result
     wait::wait(thread, receiver, deadline)
 }
 
+/// The flags uintr_pending() knows.
+const PENDING_FLAGS: u32 = bindings::UINTR_PENDING_TAKE;
+
+/// uintr_pending(set, flags): stores the calling receiver's pending
+/// vectors (recognized, in UIRR, or still posted in its UPID) at `set`,
+/// without delivering them; with UINTR_PENDING_TAKE they are also taken.
+pub(crate) fn pending(thread: &ThreadState<'_>, set: u64, flags: u32) -> Result<usize> {
+    require_enabled()?;
+    if flags & !PENDING_FLAGS != 0 {
+        return Err(EINVAL);
+    }
+    let receiver = thread.receiver().ok_or_else(errno::eopnotsupp)?;
+    if flags & bindings::UINTR_PENDING_TAKE == 0 {
+        let pending = cpu::own_state(thread, &receiver).requests | receiver.upid().posted();
+        user::write_words(set, &[pending])?;
+        return Ok(0);
+    }
+    let taken = cpu::take_requests(thread, &receiver);
+    if let Err(err) = user::write_words(set, &[taken]) {
+        // Not lost: pending again, as if never taken.
+        cpu::add_requests(thread, taken);
+        return Err(err);
+    }
+    Ok(0)
+}
+
 /// Exit or exec: the thread gives up its receiver and its sender (its
 /// registers first, so the CPU stops using the UPID and the UITT).
 pub(crate) fn release_thread(thread: &ThreadState<'_>) {
@@ -269,4 +295,33 @@ pub(crate) fn set_target_table(thread: &ThreadState<'_>, table: Arc<SenderUse>) 
     let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
     process.install(table)?;
     Ok(0)
+}
+
+/// The ioctls of a uintr_fd (`<linux/uintr.h>`).
+const UINTR_FD_MASK: u32 = kernel::ioctl::_IO(b'u' as u32, 1);
+const UINTR_FD_UNMASK: u32 = kernel::ioctl::_IO(b'u' as u32, 2);
+const UINTR_FD_REVOKE: u32 = kernel::ioctl::_IO(b'u' as u32, 3);
+
+/// ioctl(uintr_fd, cmd, arg): the receiver's process controls the fd's
+/// senders; `ENOTTY` for an unknown command, `EPERM` for anyone else
+/// holding the fd (its senders, say), `EINVAL` for a bad argument.
+pub(crate) fn fd_ioctl(object: &UintrFd, cmd: u32, arg: u64) -> Result<usize> {
+    if ![UINTR_FD_MASK, UINTR_FD_UNMASK, UINTR_FD_REVOKE].contains(&cmd) {
+        return Err(ENOTTY);
+    }
+    if !object.receiver().is_own_process() {
+        return Err(EPERM);
+    }
+    match cmd {
+        UINTR_FD_REVOKE => {
+            // A PID (positive, as pid_t is), or 0 for every process.
+            let pid = i32::try_from(arg).map_err(|_| EINVAL)?;
+            Ok(object.revoke((pid != 0).then_some(pid)))
+        }
+        _ if arg != 0 => Err(EINVAL),
+        _ => {
+            object.set_masked(cmd == UINTR_FD_MASK);
+            Ok(0)
+        }
+    }
 }

@@ -10,11 +10,22 @@
 //!
 //! uintr_register_self() uses the same object without a file: the
 //! receiver holds it and releases it when it unregisters or exits.
+//!
+//! The receiver's process controls the fd's senders (its ioctls): it can
+//! mask the vector at the source, so that SENDUIPI through any of the
+//! fd's connections posts nothing.  A masked connection's UITT entry stays
+//! valid (the sender cannot tell) but names a sink that never notifies
+//! (`upid::sink_address`) instead of the receiver's UPID.  And it can
+//! revoke connections, as if their senders had unregistered: those made
+//! by one process, or all of them.
 
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 
+use crate::cpu;
+use crate::pid::ProcessPid;
 use crate::receiver::Receiver;
 use crate::sender::Sender;
 use crate::stats::{self, Live};
@@ -36,6 +47,8 @@ struct Connection {
     sender: Arc<Sender>,
     /// The sender's UITT index.
     index: usize,
+    /// The process of the thread that connected, for revocation.
+    process: ProcessPid,
 }
 
 /// The connections of an fd.
@@ -53,6 +66,8 @@ pub(crate) struct UintrFd {
     /// Lock order: this lock, then a sender's table lock.
     #[pin]
     connections: Mutex<Connections>,
+    /// The vector is masked; changed under the connection lock.
+    masked: AtomicBool,
     /// Counts this object in [`stats::FDS`].
     _live: Live,
 }
@@ -73,6 +88,7 @@ impl UintrFd {
             pin_init!(Self {
                 claim,
                 connections <- new_mutex!(connections, "uintr::UintrFd::connections"),
+                masked: AtomicBool::new(false),
                 _live: Live::new(&stats::FDS),
             }),
             GFP_KERNEL_ACCOUNT,
@@ -87,6 +103,34 @@ impl UintrFd {
     /// The fd's vector.
     pub(crate) fn vector(&self) -> u8 {
         self.claim.vector
+    }
+
+    /// Whether the vector is masked (stable under the connection lock).
+    pub(crate) fn is_masked(&self) -> bool {
+        self.masked.load(Ordering::Relaxed)
+    }
+
+    /// Masks the vector at its source, or unmasks it.  Once masking
+    /// returns, no SENDUIPI through the fd's connections, present or
+    /// future, posts or notifies (what was posted before stays pending);
+    /// once unmasking returns, they post again.  What was sent meanwhile
+    /// is dropped.
+    pub(crate) fn set_masked(&self, masked: bool) {
+        let conns = self.connections.lock();
+        if self.masked.swap(masked, Ordering::Relaxed) == masked {
+            return;
+        }
+        // The emulator reads the mask under each table's lock, which this
+        // takes after the change: a send that starts later sees it.
+        for conn in conns.list.iter().flatten() {
+            conn.sender.set_masked(conn.index, self, masked);
+        }
+        drop(conns);
+        if masked {
+            // On the hardware, a SENDUIPI that read an entry before its
+            // change may still be posting to the receiver.
+            cpu::wait_for_senduipis();
+        }
     }
 
     /// Connects `sender` and returns its UITT index.
@@ -110,6 +154,7 @@ impl UintrFd {
         {
             return Err(crate::errno::eisconn());
         }
+        let process = ProcessPid::current()?;
         let place = match conns.list.iter().position(Option::is_none) {
             Some(place) => place,
             None => {
@@ -121,6 +166,7 @@ impl UintrFd {
         conns.list[place] = Some(Connection {
             sender: sender.clone(),
             index,
+            process,
         });
         Ok(index)
     }
@@ -136,6 +182,25 @@ impl UintrFd {
             .ok_or(EINVAL)?;
         conn.sender.uninstall(conn.index, self);
         Ok(())
+    }
+
+    /// Disconnects the senders that process `pid` (in the caller's PID
+    /// namespace) connected, or every sender for `None`, as unregistering
+    /// would: their next SENDUIPI on the index faults.  Returns how many
+    /// connections it cut.
+    pub(crate) fn revoke(&self, pid: Option<i32>) -> usize {
+        let mut conns = self.connections.lock();
+        let mut cut = 0;
+        for place in conns.list.iter_mut() {
+            let chosen = place
+                .as_ref()
+                .is_some_and(|c| pid.map_or(true, |pid| c.process.in_current_namespace() == pid));
+            if let Some(conn) = place.take_if(|_| chosen) {
+                conn.sender.uninstall(conn.index, self);
+                cut += 1;
+            }
+        }
+        cut
     }
 
     /// `sender` is going away: drop whatever connects it to this fd.

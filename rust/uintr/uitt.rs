@@ -60,6 +60,12 @@ impl Uitt {
         );
     }
 
+    /// Makes valid entry `index` post to the UPID at `upid` instead: a
+    /// SENDUIPI that read the entry before posts to the old one.
+    pub(crate) fn retarget(&self, index: usize, upid: u64) {
+        self.entries[index].upid.store(upid, Ordering::Release);
+    }
+
     /// Invalidates entry `index`: a SENDUIPI on it faults from now on.
     pub(crate) fn clear(&self, index: usize) {
         let entry = &self.entries[index];

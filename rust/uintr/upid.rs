@@ -201,3 +201,26 @@ impl Upid {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some(change(old)));
     }
 }
+
+/// What the UITT entries of a masked vector name instead of the receiver's
+/// UPID (see `UintrFd::set_masked`): a UPID whose notifications are
+/// suppressed for good, so that SENDUIPI through such an entry only sets a
+/// bit nobody reads.  The layout is the hardware's; only the CPU reads it.
+#[repr(C, align(64))]
+#[allow(dead_code)]
+struct Sink {
+    control: AtomicU64,
+    pir: AtomicU64,
+}
+
+/// The one sink, shared by every masked entry: static, so that no entry
+/// outlives it.
+static SINK: Sink = Sink {
+    control: AtomicU64::new(UPID_SN),
+    pir: AtomicU64::new(0),
+};
+
+/// The address of the sink, for the entries of masked vectors.
+pub(crate) fn sink_address() -> u64 {
+    &SINK as *const Sink as u64
+}

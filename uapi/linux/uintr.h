@@ -44,6 +44,12 @@
 #define UINTR_WAIT_TIMEOUT		0x1U
 
 /*
+ * uintr_pending(set, flags) flags.  UINTR_PENDING_TAKE: also take the
+ * pending requests (clear them), as if their handler had run for each.
+ */
+#define UINTR_PENDING_TAKE		0x1U
+
+/*
  * uintr_register_sender() and uintr_register_self() flags.
  *
  * UINTR_SENDER_SHARED: connect in the sender table that the process's
@@ -61,5 +67,29 @@
  * had made it; EBUSY if it shares another table already.
  */
 #define UIPI_SET_TARGET_TABLE		_IO('u', 0)
+
+/*
+ * ioctl()s of a uintr_fd, for the receiver's process (any of its threads;
+ * EPERM for every other holder of the fd, its senders included).
+ *
+ * UINTR_FD_MASK: once the call returns, SENDUIPI by any sender connected
+ * through the fd (in any process, through a shared table too, and by a
+ * sender that connects later) neither posts the fd's vector nor notifies
+ * the receiver; the sender sees no error.  Requests posted before stay
+ * pending.  UINTR_FD_UNMASK: SENDUIPI posts again; what was sent while
+ * the vector was masked is dropped, not replayed.  The argument is 0.
+ */
+#define UINTR_FD_MASK			_IO('u', 1)
+#define UINTR_FD_UNMASK			_IO('u', 2)
+
+/*
+ * UINTR_FD_REVOKE: disconnects the senders that threads of process <arg>
+ * (a PID in the caller's PID namespace; 0: every process) connected
+ * through the fd, as uintr_unregister_sender() would: their next SENDUIPI
+ * on the index faults.  Returns how many connections it cut.  A process
+ * that still holds the fd may connect again (a mask stays in force for
+ * it).
+ */
+#define UINTR_FD_REVOKE			_IO('u', 3)
 
 #endif /* _UAPI_LINUX_UINTR_H */
