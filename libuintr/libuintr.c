@@ -37,6 +37,9 @@
 #define __NR_uintr_alt_stack		478
 #define __NR_uintr_ipi_fd		479
 #endif
+#ifndef __NR_uintr_pending
+#define __NR_uintr_pending		480
+#endif
 
 #define LIBUINTR_API __attribute__((visibility("default")))
 
@@ -113,6 +116,26 @@ LIBUINTR_API int libuintr_ipi_fd(unsigned int flags)
 LIBUINTR_API int libuintr_set_target_table(int ipi_fd)
 {
 	return uintr_syscall3(__NR_ioctl, ipi_fd, UIPI_SET_TARGET_TABLE, 0);
+}
+
+LIBUINTR_API int libuintr_pending(unsigned long long *set, unsigned int flags)
+{
+	return uintr_syscall2(__NR_uintr_pending, (long)set, flags);
+}
+
+LIBUINTR_API int libuintr_mask(int uintr_fd)
+{
+	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_MASK, 0);
+}
+
+LIBUINTR_API int libuintr_unmask(int uintr_fd)
+{
+	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_UNMASK, 0);
+}
+
+LIBUINTR_API int libuintr_revoke(int uintr_fd, int pid)
+{
+	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_REVOKE, pid);
 }
 
 /*

@@ -67,6 +67,15 @@ int libuintr_alt_stack(void *sp, size_t size, unsigned int flags);
 int libuintr_ipi_fd(unsigned int flags);
 /* ioctl(ipi_fd, UIPI_SET_TARGET_TABLE): share the fd's sender table. */
 int libuintr_set_target_table(int ipi_fd);
+int libuintr_pending(unsigned long long *set, unsigned int flags);
+/*
+ * The receiver's ioctls on its uintr_fd (uintr_create_fd(2)): mask and
+ * unmask the vector at its source; cut off the senders of process `pid'
+ * (0: all), returning how many connections were cut.
+ */
+int libuintr_mask(int uintr_fd);
+int libuintr_unmask(int uintr_fd);
+int libuintr_revoke(int uintr_fd, int pid);
 
 /*
  * 1 if user interrupts work for the calling thread, 0 if not: the kernel
