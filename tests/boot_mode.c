@@ -169,6 +169,10 @@ TEST(syscalls_follow_the_mode)
 		EXPECT_EQ(off, UINTR_RET(uintr_register_sender(0, 0)));
 		EXPECT_EQ(off, UINTR_RET(uintr_unregister_sender(0, 0)));
 		EXPECT_EQ(off, UINTR_RET(uintr_wait(0, NULL)));
+		EXPECT_EQ(off, UINTR_RET(uintr_register_self(0, 0)));
+		EXPECT_EQ(off, UINTR_RET(uintr_alt_stack(NULL, 0, 0)));
+		EXPECT_EQ(off, UINTR_RET(uintr_ipi_fd(0)));
+		EXPECT_EQ(off, UINTR_RET(uintr_pending(NULL, 0)));
 	} else {
 		EXPECT_EQ(0, uintr_unregister_handler(0));
 	}

@@ -3,8 +3,9 @@
  * Syscall fuzzer: a seeded random sequence of every uintr system call with
  * random and boundary arguments (flag bits, vectors -1/64/2^63, fds of
  * other types, closed fds, handlers NULL/kernel/non-canonical/unmapped,
- * timeouts bad and good, the shared table flag, ipi fds and their ioctl
- * on any fd), interleaved with close, dup, fork, exec and
+ * timeouts bad and good, the shared table flag, ipi fds and their ioctl,
+ * the uintr_fd ioctls (mask, unmask, revoke) on any fd, uintr_pending()
+ * into good and bad buffers), interleaved with close, dup, fork, exec and
  * thread exit, from several threads in several processes.  Every return
  * value must be one the man pages allow for that call, and once everything
  * has exited the live-object counters must be back where they started.
@@ -85,7 +86,8 @@ static uint64_t some_vector(uint64_t *s)
 }
 
 enum op { OP_REG, OP_UNREG, OP_CREATE, OP_SEND_REG, OP_SEND_UNREG, OP_WAIT,
-	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OP_IPI_FD, OP_SET_TABLE, OPS };
+	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OP_IPI_FD, OP_SET_TABLE,
+	  OP_FD_CTL, OP_PENDING, OPS };
 
 struct fuzzer {
 	uint64_t seed;
@@ -140,6 +142,26 @@ static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, ENOMEM, EOPNOTSUPP, -1 }
 static const int alt_errs[] = { EINVAL, EOPNOTSUPP, -1 };
 static const int ipi_errs[] = { EINVAL, EMFILE, ENFILE, ENOMEM, -1 };
 static const int set_table_errs[] = { EBADF, EBUSY, ENOTTY, -1 };
+static const int fd_ctl_errs[] = { EBADF, ENOTTY, EPERM, EINVAL, -1 };
+static const int pending_errs[] = { EINVAL, EFAULT, EOPNOTSUPP, -1 };
+
+/* A uintr_fd ioctl (or one no file knows) and its argument. */
+static long fd_ctl(int fd, uint64_t *s)
+{
+	static const unsigned long cmds[] = {
+		UINTR_FD_MASK, UINTR_FD_UNMASK, UINTR_FD_REVOKE, _IO('u', 7),
+		_IOW('u', 1, int),
+	};
+	unsigned long arg;
+
+	switch (pick(s, 5)) {
+	case 0: case 1: arg = 0; break;
+	case 2: arg = getpid(); break;
+	case 3: arg = getppid(); break;
+	default: arg = next(s); break;
+	}
+	return ioctl(fd, cmds[pick(s, sizeof(cmds) / sizeof(cmds[0]))], arg);
+}
 
 /* Flags of the calls that connect: mostly 0, often the shared table. */
 static uint64_t sender_flags(uint64_t *s)
@@ -231,10 +253,29 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 		 */
 		fd = some_fd(f, s);
 		ret = fd > 2 || fd < 0 ?
-			ioctl(fd, pick(s, 8) ? UIPI_SET_TARGET_TABLE : _IO('u', 1 + pick(s, 4)),
+			ioctl(fd, pick(s, 8) ? UIPI_SET_TARGET_TABLE : _IO('u', 4 + pick(s, 4)),
 			      next(s)) : 0;
 		ok = set_table_errs;
 		break;
+	case OP_FD_CTL:
+		/* As OP_SET_TABLE: never a terminal. */
+		fd = some_fd(f, s);
+		ret = fd > 2 || fd < 0 ? fd_ctl(fd, s) : 0;
+		ok = fd_ctl_errs;
+		break;
+	case OP_PENDING: {
+		unsigned long long set;
+
+		switch (pick(s, 4)) {
+		case 0: tp = NULL; break;
+		case 1: tp = (void *)0xffffffff81000000ull; break;
+		default: tp = &set; break;
+		}
+		ret = uintr_pending((void *)tp, pick(s, 2) ? UINTR_PENDING_TAKE :
+					   pick(s, 2) ? 0 : some_flags(s));
+		ok = pending_errs;
+		break;
+	}
 	case OP_CLOSE:
 		/* Not stdin/stdout/stderr: the results go there. */
 		fd = some_fd(f, s);
@@ -315,13 +356,14 @@ static int fuzz_process(uint64_t seed, long calls)
 			       (unsigned long long)f[i].seed, f[i].failure);
 			bad = 1;
 		}
-		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld ipi %ld/%ld settable %ld/%ld\n",
+		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld ipi %ld/%ld settable %ld/%ld fdctl %ld/%ld pending %ld/%ld\n",
 		       i, f[i].count[0], f[i].succeeded[0], f[i].count[1], f[i].succeeded[1],
 		       f[i].count[2], f[i].succeeded[2], f[i].count[3], f[i].succeeded[3],
 		       f[i].count[4], f[i].succeeded[4], f[i].count[5],
 		       f[i].count[6], f[i].succeeded[6], f[i].count[7], f[i].succeeded[7],
 		       f[i].count[8], f[i].succeeded[8], f[i].count[9], f[i].succeeded[9],
-		       f[i].count[10], f[i].succeeded[10], f[i].count[11], f[i].succeeded[11]);
+		       f[i].count[10], f[i].succeeded[10], f[i].count[11], f[i].succeeded[11],
+		       f[i].count[12], f[i].succeeded[12], f[i].count[13], f[i].succeeded[13]);
 	}
 	fflush(stdout);
 	return bad;

@@ -8,6 +8,11 @@
  * (uintr_unregister_handler(2)); and an unrelated process making
  * getppid() calls keeps making progress too.
  *
+ * The receiver can also mask the stormed vector at its source (from
+ * another of its threads): then nothing is delivered, the senders keep
+ * sending without an error, and the receiver's loop runs at its quiet
+ * rate again; unmasking lets the storm in again.
+ *
  * The rates are printed (the project never asserts timings): the only
  * bound is that the bystander keeps 1% of its quiet rate, which only a
  * livelock misses.
@@ -16,6 +21,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -411,6 +417,130 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	EXPECT_EQ(0, fresh_handled);
 	/* Only a livelock gets the bystander below 1% of its quiet rate. */
 	EXPECT_GE(storm_rate * 100, quiet_rate);
+}
+
+static int repeat(void);
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pinned_sender_thread(void *arg)
+{
+	pin_to(1);
+	flood(arg, storm_fd);
+	return NULL;
+}
+
+static void *mask_from_cpu_1(void *result)
+{
+	pin_to(1);
+	*(long *)result = UINTR_RET(uintr_mask(storm_fd));
+	return NULL;
+}
+
+/*
+ * A storm at a spinning receiver that another of its threads then masks.
+ * The receiver has CPU 0 to itself, the senders (two threads and a
+ * process) and the masking thread run on CPU 1, so that the receiver's
+ * rates differ by the interrupts it takes and nothing else.
+ */
+static void masked_storm(struct __test_metadata *_metadata)
+{
+	struct phase q0, q1, s0, s1, m0, m1;
+	long quiet, stormy, masked, mask_ret = -1, settled;
+	pthread_t t[2], masker;
+	int sv[2], status;
+	pid_t sproc;
+
+	late = 0;
+	unregistered = 0;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pin_to(0);
+	sproc = uintr_spawn();
+	ASSERT_GE(sproc, 0);
+	sender_pid = sproc;
+	if (sproc == 0) {
+		int fd = uintr_recv_fd(sv[1]);
+
+		if (fd < 0)
+			_exit(1);
+		pin_to(1);
+		flood(&sh->s[2], fd);
+		_exit(0);
+	}
+	ASSERT_EQ(0, uintr_register_handler(count, 0));
+	storm_fd = uintr_create_fd(VECTOR, 0);
+	ASSERT_GE(storm_fd, 0);
+	_stui();
+
+	mark(&q0);
+	quiet = receiver_loop(_metadata, 0, QUIET_MS);
+	mark(&q1);
+
+	ASSERT_EQ(0, uintr_send_fd(sv[0], storm_fd));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, pinned_sender_thread, &sh->s[i]));
+	ASSERT_TRUE(WAIT_FOR(sh->s[0].ready && sh->s[1].ready && sh->s[2].ready));
+	for (int i = 0; i < SENDERS; i++) {
+		ASSERT_EQ(0, sh->s[i].error) TH_LOG("sender %d", i);
+	}
+	mark(&s0);
+	stormy = receiver_loop(_metadata, 0, QUIET_MS);
+	mark(&s1);
+
+	ASSERT_EQ(0, pthread_create(&masker, NULL, mask_from_cpu_1, &mask_ret));
+	ASSERT_EQ(0, pthread_join(masker, NULL));
+	EXPECT_EQ(0, mask_ret);
+	/* A notification sent before the mask returned may still arrive. */
+	receiver_loop(_metadata, 0, 10);
+	settled = handled;
+	mark(&m0);
+	masked = receiver_loop(_metadata, 0, QUIET_MS);
+	mark(&m1);
+	EXPECT_EQ(settled, handled) TH_LOG("delivered while masked");
+	/* The senders kept sending, and none of them faulted. */
+	EXPECT_GT(m1.sent - m0.sent, 0);
+
+	EXPECT_EQ(0, uintr_unmask(storm_fd));
+	EXPECT_TRUE(WAIT_FOR(handled > settled)) TH_LOG("nothing after unmasking");
+
+	sh->stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_EQ(sproc, waitpid(sproc, &status, 0));
+	EXPECT_EQ(0, status);
+	printf("# %.0f SENDUIPI/s from %d senders, %.0f deliveries/s; masked: %.0f SENDUIPI/s\n",
+	       per_second(s1.sent - s0.sent, &s0, &s1), SENDERS,
+	       per_second(s1.handled - s0.handled, &s0, &s1),
+	       per_second(m1.sent - m0.sent, &m0, &m1));
+	printf("# receiver loop: %.0f iterations/s quiet, %.0f during the storm (%.1f%%), %.0f masked (%.1f%%)\n",
+	       per_second(quiet, &q0, &q1), per_second(stormy, &s0, &s1),
+	       100 * per_second(stormy, &s0, &s1) / per_second(quiet, &q0, &q1),
+	       per_second(masked, &m0, &m1),
+	       100 * per_second(masked, &m0, &m1) / per_second(quiet, &q0, &q1));
+	fflush(stdout);
+	EXPECT_EQ(0, uintr_unregister_handler(0));
+	close(storm_fd);
+	close(sv[0]);
+	close(sv[1]);
+	munmap(sh, sizeof(*sh));
+}
+
+TEST_F_TIMEOUT(slow, masking_gives_the_receiver_its_quiet_rate, 300)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	for (int i = repeat(); i > 0 && _metadata->exit_code != KSFT_FAIL; i--)
+		masked_storm(_metadata);
 }
 
 /* uintr_storm_repeat=N on the kernel command line: N storms per test. */

@@ -92,6 +92,26 @@ static inline long uintr_set_target_table(int ipi_fd)
 	return uintr_errno(libuintr_set_target_table(ipi_fd));
 }
 
+static inline long uintr_pending(unsigned long long *set, unsigned int flags)
+{
+	return uintr_errno(libuintr_pending(set, flags));
+}
+
+static inline long uintr_mask(int uintr_fd)
+{
+	return uintr_errno(libuintr_mask(uintr_fd));
+}
+
+static inline long uintr_unmask(int uintr_fd)
+{
+	return uintr_errno(libuintr_unmask(uintr_fd));
+}
+
+static inline long uintr_revoke(int uintr_fd, int pid)
+{
+	return uintr_errno(libuintr_revoke(uintr_fd, pid));
+}
+
 /* A user interrupt handler (see libuintr.h). */
 #define UINTR_HANDLER(name)	LIBUINTR_HANDLER(name)
 
