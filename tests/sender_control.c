@@ -69,9 +69,10 @@ static void peer_main(int sock, int fd)
 	}
 }
 
-/* Starts a peer on fd; its first answer is the index it got. */
-static int peer_start(struct peer *p, int fd, long *idx)
+/* Starts a peer on fd; returns the index it got (-1 on failure). */
+static long peer_start(struct peer *p, int fd)
 {
+	long idx;
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
@@ -85,7 +86,7 @@ static int peer_start(struct peer *p, int fd, long *idx)
 	}
 	close(sv[1]);
 	p->sock = sv[0];
-	return read(p->sock, idx, sizeof(*idx)) == sizeof(*idx) ? 0 : -1;
+	return read(p->sock, &idx, sizeof(idx)) == sizeof(idx) ? idx : -1;
 }
 
 /* Has the peer run command cmd; returns the index it answered, or -1 if it died. */
@@ -109,6 +110,18 @@ static int peer_end(struct peer *p)
 	if (waitpid(p->pid, &status, 0) != p->pid)
 		return -1;
 	return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) ? -1 : 0;
+}
+
+/*
+ * Whether VECTOR, and only it, is pending (UIF = 0), and is delivered
+ * once UIF is set, as the n-th delivery of the test.
+ */
+static int pending_then_delivered(int n)
+{
+	if (pending_now() != BIT)
+		return 0;
+	_stui();
+	return uintr_wait_recorded(n);
 }
 
 /* Waits 50 ms (for a notification in flight); returns what arrived. */
@@ -251,23 +264,18 @@ TEST_F(rx, requests_posted_before_the_mask_stay_pending)
 	ASSERT_GE(idx, 0);
 	_senduipi(idx);
 	ASSERT_EQ(0, uintr_mask(self->fd));
-	EXPECT_EQ(BIT, pending_now());
-	_stui();
-	EXPECT_TRUE(uintr_wait_recorded(1));
+	EXPECT_TRUE(pending_then_delivered(1));
 	EXPECT_EQ(0, uintr_unregister_sender(self->fd, 0));
 }
 
 TEST_F(rx, mask_holds_for_other_processes_and_later_senders)
 {
 	struct peer early, late;
-	long idx;
 
 	_clui();
-	ASSERT_EQ(0, peer_start(&early, self->fd, &idx));
-	ASSERT_GE(idx, 0);
+	ASSERT_GE(peer_start(&early, self->fd), 0);
 	ASSERT_EQ(0, uintr_mask(self->fd));
-	ASSERT_EQ(0, peer_start(&late, self->fd, &idx));
-	ASSERT_GE(idx, 0);
+	ASSERT_GE(peer_start(&late, self->fd), 0);
 	EXPECT_EQ(2, fdinfo_value(self->fd, "uintr_senders:"));
 	EXPECT_LE(0, peer_do(&early, 's'));
 	EXPECT_LE(0, peer_do(&late, 's'));
@@ -276,14 +284,10 @@ TEST_F(rx, mask_holds_for_other_processes_and_later_senders)
 	EXPECT_EQ(0ull, pending_now());
 	/* Each of them posts again. */
 	EXPECT_LE(0, peer_do(&late, 's'));
-	EXPECT_EQ(BIT, pending_now());
-	_stui();
-	EXPECT_TRUE(uintr_wait_recorded(1));
+	EXPECT_TRUE(pending_then_delivered(1));
 	_clui();
 	EXPECT_LE(0, peer_do(&early, 's'));
-	EXPECT_EQ(BIT, pending_now());
-	_stui();
-	EXPECT_TRUE(uintr_wait_recorded(2));
+	EXPECT_TRUE(pending_then_delivered(2));
 	EXPECT_EQ(0, peer_end(&early));
 	EXPECT_EQ(0, peer_end(&late));
 }
@@ -311,9 +315,7 @@ TEST_F(rx, mask_holds_for_a_shared_table)
 	ASSERT_EQ(0, uintr_unmask(self->fd));
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_from_a_new_thread, NULL));
 	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(BIT, pending_now());
-	_stui();
-	EXPECT_TRUE(uintr_wait_recorded(1));
+	EXPECT_TRUE(pending_then_delivered(1));
 	EXPECT_EQ(0, uintr_unregister_sender(self->fd, 0));
 }
 
@@ -321,12 +323,9 @@ TEST_F(rx, revoke_all_cuts_every_sender_off)
 {
 	struct uintr_stats connected, now;
 	struct peer a, b;
-	long idx;
 
-	ASSERT_EQ(0, peer_start(&a, self->fd, &idx));
-	ASSERT_GE(idx, 0);
-	ASSERT_EQ(0, peer_start(&b, self->fd, &idx));
-	ASSERT_GE(idx, 0);
+	ASSERT_GE(peer_start(&a, self->fd), 0);
+	ASSERT_GE(peer_start(&b, self->fd), 0);
 	ASSERT_EQ(0, uintr_read_stats(&connected));
 	EXPECT_EQ(2, uintr_revoke(self->fd, 0));
 	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_senders:"));
@@ -346,12 +345,9 @@ TEST_F(rx, revoke_all_cuts_every_sender_off)
 TEST_F(rx, revoke_one_process_leaves_the_others)
 {
 	struct peer a, b;
-	long idx;
 
-	ASSERT_EQ(0, peer_start(&a, self->fd, &idx));
-	ASSERT_GE(idx, 0);
-	ASSERT_EQ(0, peer_start(&b, self->fd, &idx));
-	ASSERT_GE(idx, 0);
+	ASSERT_GE(peer_start(&a, self->fd), 0);
+	ASSERT_GE(peer_start(&b, self->fd), 0);
 	/* A PID that connected nothing here: this process's own. */
 	EXPECT_EQ(0, uintr_revoke(self->fd, getpid()));
 	EXPECT_EQ(1, uintr_revoke(self->fd, a.pid));
@@ -372,8 +368,7 @@ TEST_F(rx, revoked_process_may_connect_again_under_the_mask)
 	long idx;
 
 	_clui();
-	ASSERT_EQ(0, peer_start(&a, self->fd, &idx));
-	ASSERT_GE(idx, 0);
+	ASSERT_GE(peer_start(&a, self->fd), 0);
 	ASSERT_EQ(0, uintr_mask(self->fd));
 	EXPECT_EQ(1, uintr_revoke(self->fd, a.pid));
 	/* It still holds the fd: it connects again, masked. */

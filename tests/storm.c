@@ -292,6 +292,54 @@ static double per_second(long n, const struct phase *a, const struct phase *b)
 	return n * 1e9 / (double)(b->ns - a->ns);
 }
 
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The shared counters, and the socket that passes the fd to the process. */
+static void storm_map(struct __test_metadata *_metadata, int sv[2])
+{
+	late = 0;
+	unregistered = 0;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+}
+
+/* The sender process (on CPU `cpu', or anywhere for -1): floods the fd it receives. */
+static pid_t storm_sender_process(int sv[2], int cpu)
+{
+	pid_t pid = uintr_spawn();
+
+	if (pid == 0) {
+		int fd = uintr_recv_fd(sv[1]);
+
+		if (fd < 0)
+			_exit(1);
+		if (cpu >= 0)
+			pin_to(cpu);
+		flood(&sh->s[2], fd);
+		_exit(0);
+	}
+	sender_pid = pid;
+	return pid;
+}
+
+/* This thread becomes the receiver of storm_fd, with UIF set. */
+static void storm_receiver(struct __test_metadata *_metadata)
+{
+	ASSERT_EQ(0, uintr_register_handler(count, 0));
+	storm_fd = uintr_create_fd(VECTOR, 0);
+	ASSERT_GE(storm_fd, 0);
+	_stui();
+}
+
 /* The storm at a receiver in this thread; wait_mode: it sleeps in uintr_wait(). */
 static void storm(struct __test_metadata *_metadata, int wait_mode)
 {
@@ -304,33 +352,16 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 	pthread_t t[2], dog;
 	int sv[2], status;
 
-	unregistered = 0;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sh);
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	storm_map(_metadata, sv);
 	by = uintr_spawn();
 	ASSERT_GE(by, 0);
 	if (by == 0) {
 		bystander();
 		_exit(0);
 	}
-	sproc = uintr_spawn();
+	sproc = storm_sender_process(sv, -1);
 	ASSERT_GE(sproc, 0);
-	sender_pid = sproc;
-	if (sproc == 0) {
-		int fd = uintr_recv_fd(sv[1]);
-
-		if (fd < 0)
-			_exit(1);
-		flood(&sh->s[2], fd);
-		_exit(0);
-	}
-
-	ASSERT_EQ(0, uintr_register_handler(count, 0));
-	storm_fd = uintr_create_fd(VECTOR, 0);
-	ASSERT_GE(storm_fd, 0);
-	_stui();
+	storm_receiver(_metadata);
 
 	/* Quiet: only the bystander (and a spinning receiver) run. */
 	ASSERT_TRUE(WAIT_FOR(sh->ops > 0));
@@ -421,15 +452,6 @@ static void storm(struct __test_metadata *_metadata, int wait_mode)
 
 static int repeat(void);
 
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *pinned_sender_thread(void *arg)
 {
 	pin_to(1);
@@ -458,29 +480,11 @@ static void masked_storm(struct __test_metadata *_metadata)
 	int sv[2], status;
 	pid_t sproc;
 
-	late = 0;
-	unregistered = 0;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sh);
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	storm_map(_metadata, sv);
 	pin_to(0);
-	sproc = uintr_spawn();
+	sproc = storm_sender_process(sv, 1);
 	ASSERT_GE(sproc, 0);
-	sender_pid = sproc;
-	if (sproc == 0) {
-		int fd = uintr_recv_fd(sv[1]);
-
-		if (fd < 0)
-			_exit(1);
-		pin_to(1);
-		flood(&sh->s[2], fd);
-		_exit(0);
-	}
-	ASSERT_EQ(0, uintr_register_handler(count, 0));
-	storm_fd = uintr_create_fd(VECTOR, 0);
-	ASSERT_GE(storm_fd, 0);
-	_stui();
+	storm_receiver(_metadata);
 
 	mark(&q0);
 	quiet = receiver_loop(_metadata, 0, QUIET_MS);
