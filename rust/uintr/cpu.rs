@@ -23,7 +23,6 @@ use crate::mode::{self, Mode};
 use crate::receiver::{Receiver, NOTIFICATION_VECTOR};
 use crate::sender::Sender;
 use crate::thread::ThreadState;
-use crate::uitt::UITT_ENTRIES;
 
 /// Whether the CPU runs User Interrupts on this boot (else the emulator).
 pub(crate) fn is_hardware() -> bool {
@@ -80,8 +79,11 @@ pub(crate) fn load_sender(sender: &Sender) -> Result {
     if !is_hardware() {
         return Ok(());
     }
-    // 256 entries: the conversion is exact.
-    let writes = hwregs::load_sender(sender.uitt_address(), UITT_ENTRIES as u32).map_err(refuse)?;
+    // The whole capacity: the table grows in place, so UITTSZ never has
+    // to change while the thread uses it.  The capacity fits UITTSZ's 32
+    // bits (the sysctl's maximum is 2^20).
+    let entries = u32::try_from(sender.capacity()).map_err(|_| EINVAL)?;
+    let writes = hwregs::load_sender(sender.uitt_address(), entries).map_err(refuse)?;
     program(&writes);
     Ok(())
 }

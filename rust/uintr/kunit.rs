@@ -67,7 +67,8 @@ fn plus(
     }
 }
 
-/// Indexes are handed out lowest first, up to 256; a freed one is reused.
+/// Indexes are handed out lowest first; a full table grows by a page up
+/// to its capacity; a freed index is reused.
 pub(crate) fn uitt_index_allocation() -> Check {
     let base = stats::snapshot();
     {
@@ -79,19 +80,38 @@ pub(crate) fn uitt_index_allocation() -> Check {
                 alloc(fds.push(fd, GFP_KERNEL).map_err(Error::from))?;
             }
         }
-        let sender = alloc(Sender::new())?;
-        for (i, fd) in fds.iter().take(256).enumerate() {
+        // Capacity 300: one full page, then part of a second.
+        let sender = alloc(Sender::with_capacity(300))?;
+        ensure!(sender.capacity() == 300);
+        for (i, fd) in fds.iter().take(300).enumerate() {
             ensure!(fd.connect(&sender) == Ok(i));
         }
-        ensure!(fds[256].connect(&sender) == Err(ENOSPC));
-        ensure!(stats::snapshot() == plus(&base, 5, 1, 5, 320, 256));
+        ensure!(fds[300].connect(&sender) == Err(ENOSPC));
+        ensure!(stats::snapshot() == plus(&base, 5, 1, 5, 320, 300));
         ensure!(fds[100].disconnect(&sender).is_ok());
         ensure!(fds[100].disconnect(&sender) == Err(EINVAL));
-        ensure!(fds[256].connect(&sender) == Ok(100));
+        ensure!(fds[300].connect(&sender) == Ok(100));
+        ensure!(fds[260].disconnect(&sender).is_ok());
+        ensure!(fds[301].connect(&sender) == Ok(260));
         for fd in fds.iter() {
             fd.release();
         }
         ensure!(stats::snapshot() == plus(&base, 5, 1, 5, 320, 0));
+        // A table with room for less than a page.
+        let small = alloc(Sender::with_capacity(2))?;
+        ensure!(fds[0].connect(&small) == Err(EBADF));
+        let receiver = receiver()?;
+        let (a, b, c) = (
+            alloc(UintrFd::new(&receiver, 0))?,
+            alloc(UintrFd::new(&receiver, 1))?,
+            alloc(UintrFd::new(&receiver, 2))?,
+        );
+        ensure!(a.connect(&small) == Ok(0));
+        ensure!(b.connect(&small) == Ok(1));
+        ensure!(c.connect(&small) == Err(ENOSPC));
+        for fd in [a, b, c] {
+            fd.release();
+        }
     }
     ensure!(stats::snapshot() == base);
     Ok(())

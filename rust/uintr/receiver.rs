@@ -23,6 +23,7 @@ use kernel::types::ARef;
 use kernel::{new_mutex, new_spinlock};
 
 use crate::glue::{self, CpuPin, IrqsOff};
+use crate::limits::ConnectionCount;
 use crate::pid::{ProcessPid, ThreadPid};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 
@@ -74,6 +75,9 @@ pub(crate) struct Receiver {
     flags: HandlerFlags,
     /// Vectors claimed by a uintr_fd (bit n: vector n).
     vectors: AtomicU64,
+    /// The senders connected through all of its uintr_fds, bounded by
+    /// `kernel.uintr.max_receiver_connections`.
+    connections: ConnectionCount,
     /// STACKADJUST: [`STACK_ADJUST`], or the top of the alternate stack
     /// with bit 0 set (uintr_alt_stack()).  Only the thread changes it.
     stack_adjust: AtomicU64,
@@ -121,6 +125,7 @@ impl Receiver {
                 process,
                 flags,
                 vectors: AtomicU64::new(0),
+                connections: ConnectionCount::new(),
                 stack_adjust: AtomicU64::new(STACK_ADJUST),
                 self_entries <- new_mutex!(KVec::new(), "uintr_receiver_self_entries"),
                 active: AtomicBool::new(true),
@@ -136,6 +141,11 @@ impl Receiver {
     /// The receiver's UPID.
     pub(crate) fn upid(&self) -> &Arc<Upid> {
         &self.upid
+    }
+
+    /// The count of the senders connected through its uintr_fds.
+    pub(crate) fn connections(&self) -> &ConnectionCount {
+        &self.connections
     }
 
     /// The handler's user address.

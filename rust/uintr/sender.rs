@@ -11,14 +11,16 @@
 //!
 //! The table lock is per sender: nothing on the send path is global.
 
-use kernel::new_spinlock;
+use kernel::page::Page;
 use kernel::prelude::*;
-use kernel::sync::{Arc, SpinLock};
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{new_mutex, new_spinlock};
 
 use crate::cpu;
+use crate::limits;
 use crate::stats::{self, Live};
 use crate::uintr_fd::UintrFd;
-use crate::uitt::{Uitt, UITT_ENTRIES};
+use crate::uitt::{self, Uitt, ENTRIES_PER_PAGE};
 use crate::upid::{self, Notification, Upid};
 
 /// What a valid UITT entry holds on to (and the emulator reads: the same
@@ -49,62 +51,126 @@ impl Slot {
     }
 }
 
-/// The sender's table and its bookkeeping.
+/// The emulator's side of the entries: `Some` exactly where the UITT
+/// entry is valid.  One chunk per page of the UITT, added as it grows.
+struct Slots {
+    /// Reserved for every page of the capacity: pushing never allocates.
+    chunks: KVec<KVec<Option<Slot>>>,
+}
+
+impl Slots {
+    /// The slot of entry `index`, if the table has the entry.
+    fn get(&self, index: usize) -> Option<&Option<Slot>> {
+        self.chunks
+            .get(index / ENTRIES_PER_PAGE)?
+            .get(index % ENTRIES_PER_PAGE)
+    }
+
+    /// The slot of entry `index`, which the table has.
+    fn get_mut(&mut self, index: usize) -> &mut Option<Slot> {
+        &mut self.chunks[index / ENTRIES_PER_PAGE][index % ENTRIES_PER_PAGE]
+    }
+
+    /// The entries the table has now.
+    fn len(&self) -> usize {
+        self.chunks.iter().map(|chunk| chunk.len()).sum()
+    }
+
+    /// Every slot, by index.
+    fn iter(&self) -> impl Iterator<Item = &Option<Slot>> {
+        self.chunks.iter().flat_map(|chunk| chunk.iter())
+    }
+
+    /// The lowest free index, if any.
+    fn free_index(&self) -> Option<usize> {
+        self.iter().position(Option::is_none)
+    }
+}
+
+/// An empty chunk of `entries` slots, allocated before the table lock is
+/// taken.
+fn new_chunk(entries: usize) -> Result<KVec<Option<Slot>>> {
+    let mut chunk = KVec::with_capacity(entries, GFP_KERNEL_ACCOUNT)?;
+    for _ in 0..entries {
+        chunk.push(None, GFP_KERNEL_ACCOUNT)?;
+    }
+    Ok(chunk)
+}
+
+/// The sender's bookkeeping of its table.
 struct SenderTable {
-    /// The hardware table.
-    uitt: KBox<Uitt>,
     /// Counts the table in [`stats::UITTS`].
     _uitt_live: Live,
-    /// `slots[i]` is `Some` exactly when UITT entry `i` is valid.
-    slots: KVec<Option<Slot>>,
+    /// One chunk per page of the UITT backed so far.
+    slots: Slots,
 }
 
 /// A registered sender.
 #[pin_data]
 pub(crate) struct Sender {
-    /// The table, locked per sender.
+    /// The hardware table: entries are written under `table`'s lock, it
+    /// grows under its own.
+    #[pin]
+    uitt: Uitt,
+    /// The slots, locked per sender.
     #[pin]
     table: SpinLock<SenderTable>,
-    /// Where the table lives (it never moves out of its box).
-    uitt_address: u64,
+    /// Taken to grow the table: one grows it at a time, outside the table
+    /// lock (growing allocates and waits for the other CPUs).
+    #[pin]
+    growth: Mutex<()>,
     /// Counts this sender in [`stats::SENDERS`].
     _live: Live,
 }
 
 impl Sender {
-    /// A new sender with an empty table.
+    /// A new sender with an empty table of one page, which may grow to
+    /// `kernel.uintr.max_sender_entries` entries.
     pub(crate) fn new() -> Result<Arc<Self>> {
-        let uitt = Uitt::new()?;
-        let uitt_address = uitt.address();
-        let mut slots = KVec::with_capacity(UITT_ENTRIES, GFP_KERNEL_ACCOUNT)?;
-        for _ in 0..UITT_ENTRIES {
-            slots.push(None, GFP_KERNEL_ACCOUNT)?;
-        }
+        Self::with_capacity(limits::sender_entries())
+    }
+
+    /// A new sender with an empty table of one page, which may grow to
+    /// `capacity` entries.
+    pub(crate) fn with_capacity(capacity: usize) -> Result<Arc<Self>> {
+        let uitt = Uitt::new(capacity)?;
+        let mut chunks = KVec::with_capacity(uitt::pages_for(capacity), GFP_KERNEL_ACCOUNT)?;
+        chunks.push(
+            new_chunk(ENTRIES_PER_PAGE.min(capacity))?,
+            GFP_KERNEL_ACCOUNT,
+        )?;
         let table = SenderTable {
-            uitt,
             _uitt_live: Live::new(&stats::UITTS),
-            slots,
+            slots: Slots { chunks },
         };
         Arc::pin_init(
             pin_init!(Self {
+                uitt <- uitt,
                 table <- new_spinlock!(table, "uintr::Sender::table"),
-                uitt_address,
+                growth <- new_mutex!((), "uintr::Sender::growth"),
                 _live: Live::new(&stats::SENDERS),
             }),
             GFP_KERNEL_ACCOUNT,
         )
     }
 
-    /// The address of the sender's UITT, for the hardware backend.
+    /// The address of the sender's UITT, for the hardware backend; it
+    /// never changes.
     pub(crate) fn uitt_address(&self) -> u64 {
-        self.uitt_address
+        self.uitt.address()
+    }
+
+    /// The most entries the table may have (UITTSZ + 1 on the hardware).
+    pub(crate) fn capacity(&self) -> usize {
+        self.uitt.capacity()
     }
 
     /// Fills a free entry with a connection to `fd`'s receiver and returns
-    /// its index; `ENOSPC` when all entries are in use.
+    /// its index, growing the table by a page if it is full; `ENOSPC`
+    /// when it has all the entries it may have.
     ///
     /// Called with `fd`'s connection lock held, which keeps its mask as it
-    /// is.
+    /// is; process context.
     pub(crate) fn install(&self, fd: &Arc<UintrFd>) -> Result<usize> {
         let slot = Slot {
             fd: fd.clone(),
@@ -113,11 +179,45 @@ impl Sender {
             masked: fd.is_masked(),
             _live: Live::new(&stats::CONNECTIONS),
         };
-        let mut table = self.table.lock();
-        let index = table.slots.iter().position(Option::is_none).ok_or(ENOSPC)?;
-        table.uitt.set(index, slot.target(), slot.vector);
-        table.slots[index] = Some(slot);
-        Ok(index)
+        loop {
+            {
+                let mut table = self.table.lock();
+                if let Some(index) = table.slots.free_index() {
+                    self.uitt.set(index, slot.target(), slot.vector);
+                    *table.slots.get_mut(index) = Some(slot);
+                    return Ok(index);
+                }
+            }
+            self.grow()?;
+        }
+    }
+
+    /// Adds a page to a full table: 256 more entries, or as many as the
+    /// capacity leaves.  `ENOSPC` at the capacity.
+    ///
+    /// The page is mapped before its slots are added under the table
+    /// lock, so that no index is handed out before SENDUIPI (on any CPU,
+    /// through the same TT and UITTSZ as before) can read its entry.
+    fn grow(&self) -> Result {
+        let _one_at_a_time = self.growth.lock();
+        let usable = {
+            let table = self.table.lock();
+            if table.slots.free_index().is_some() {
+                // Someone freed an entry or grew the table meanwhile.
+                return Ok(());
+            }
+            table.slots.len()
+        };
+        let capacity = self.uitt.capacity();
+        if usable >= capacity {
+            return Err(ENOSPC);
+        }
+        let chunk = new_chunk((capacity - usable).min(ENTRIES_PER_PAGE))?;
+        self.uitt
+            .grow(Page::alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?)?;
+        // Reserved in `with_capacity`: does not allocate.
+        self.table.lock().slots.chunks.push(chunk, GFP_NOWAIT)?;
+        Ok(())
     }
 
     /// Masks or unmasks entry `index` if it is a connection to `fd`: it
@@ -128,11 +228,10 @@ impl Sender {
     /// Called with `fd`'s connection lock held.
     pub(crate) fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
         let mut table = self.table.lock();
-        let table = &mut *table;
-        if let Some(slot) = &mut table.slots[index] {
+        if let Some(slot) = table.slots.get_mut(index) {
             if core::ptr::eq(&*slot.fd, fd) {
                 slot.masked = masked;
-                table.uitt.retarget(index, slot.target());
+                self.uitt.retarget(index, slot.target());
             }
         }
     }
@@ -162,10 +261,10 @@ impl Sender {
     pub(crate) fn uninstall(&self, index: usize, fd: &UintrFd) {
         let slot = {
             let mut table = self.table.lock();
-            match &table.slots[index] {
-                Some(slot) if core::ptr::eq(&*slot.fd, fd) => {
-                    table.uitt.clear(index);
-                    table.slots[index].take()
+            match table.slots.get(index) {
+                Some(Some(slot)) if core::ptr::eq(&*slot.fd, fd) => {
+                    self.uitt.clear(index);
+                    table.slots.get_mut(index).take()
                 }
                 _ => None,
             }
@@ -185,7 +284,7 @@ impl Sender {
     ///
     /// Called with `fd`'s connection lock held.
     pub(crate) fn uninstall_all(&self, fd: &UintrFd) {
-        for index in 0..UITT_ENTRIES {
+        for index in 0..self.uitt.usable() {
             self.uninstall(index, fd);
         }
     }
@@ -193,7 +292,8 @@ impl Sender {
     /// The fd of the lowest valid entry, if any.
     fn first_connection(&self) -> Option<Arc<UintrFd>> {
         let table = self.table.lock();
-        table.slots.iter().flatten().map(|s| s.fd.clone()).next()
+        let fd = table.slots.iter().flatten().map(|s| s.fd.clone()).next();
+        fd
     }
 
     /// The thread exits or execs: tears down every connection.

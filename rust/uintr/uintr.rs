@@ -48,6 +48,7 @@ mod file;
 mod glue;
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 mod kunit;
+mod limits;
 mod mode;
 mod pid;
 mod raw_lock;

@@ -25,6 +25,7 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 
 use crate::cpu;
+use crate::limits::{self, Charge};
 use crate::pid::ProcessPid;
 use crate::receiver::Receiver;
 use crate::sender::Sender;
@@ -49,6 +50,8 @@ struct Connection {
     index: usize,
     /// The process of the thread that connected, for revocation.
     process: ProcessPid,
+    /// Counts the connection against its receiver's and user's limits.
+    _charge: Charge,
 }
 
 /// The connections of an fd.
@@ -136,7 +139,9 @@ impl UintrFd {
     /// Connects `sender` and returns its UITT index.
     ///
     /// `EISCONN` if it is connected already, `ESHUTDOWN` if the receiver
-    /// is gone, `ENOSPC` if the sender's table is full.
+    /// is gone, `ENOSPC` if the sender's table, the fd or the receiver is
+    /// full, `EMFILE` if the user has all the connections it may have
+    /// (see [`limits`]).  Nothing changes on an error.
     pub(crate) fn connect(self: &Arc<Self>, sender: &Arc<Sender>) -> Result<usize> {
         let mut guard = self.connections.lock();
         let conns = &mut *guard;
@@ -154,6 +159,10 @@ impl UintrFd {
         {
             return Err(crate::errno::eisconn());
         }
+        if conns.list.iter().flatten().count() >= limits::fd_connections() {
+            return Err(ENOSPC);
+        }
+        let charge = Charge::new(self.receiver())?;
         let process = ProcessPid::current()?;
         let place = match conns.list.iter().position(Option::is_none) {
             Some(place) => place,
@@ -167,6 +176,7 @@ impl UintrFd {
             sender: sender.clone(),
             index,
             process,
+            _charge: charge,
         });
         Ok(index)
     }

@@ -4,16 +4,29 @@
 //!
 //! SENDUIPI's operand is an index into this table; each valid entry names
 //! a UPID and the user vector to post there.  The layout is the hardware's:
-//! 256 entries of 16 bytes, one 4 KiB table, read by the CPU (or the
-//! emulator) with supervisor rights.  Entries are written only under the
-//! owning sender's lock, and always so that a reader that sees V set also
-//! sees the UPID address that goes with it.
+//! 16-byte entries, read by the CPU (or the emulator) with supervisor
+//! rights.  Entries are written only under the owning sender's lock, and
+//! always so that a reader that sees V set also sees the UPID address that
+//! goes with it.
+//!
+//! The table grows in place.  It reserves, in vmalloc space, room for the
+//! most entries it may ever have (its capacity, UITTSZ + 1), and backs
+//! that room with pages of its own one page (256 entries) at a time; the
+//! rest maps the zero page read-only, where the CPU reads invalid entries.
+//! So the address and UITTSZ that a thread's MSRs hold stay right however
+//! the table grows (see `uintr_uitt_reserve()` in the C glue).  This
+//! module is the thin unsafe layer over that memory.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use kernel::bindings;
+use kernel::new_mutex;
+use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
+use kernel::sync::Mutex;
 
-/// Entries per table: the sender's connection limit.
-pub(crate) const UITT_ENTRIES: usize = 256;
+/// Entries in one page of the table.
+pub(crate) const ENTRIES_PER_PAGE: usize = PAGE_SIZE / core::mem::size_of::<UittEntry>();
 
 /// Entry bit 0: the entry is valid.
 const UITT_VALID: u64 = 1 << 0;
@@ -22,37 +35,171 @@ const UITT_VECTOR_SHIFT: u32 = 8;
 
 /// One hardware entry.
 #[repr(C, align(16))]
-struct UittEntry {
+pub(crate) struct UittEntry {
     /// V (bit 0), UV (bits 15:8); other bits reserved (zero).
     flags: AtomicU64,
     /// Address of the target UPID.
     upid: AtomicU64,
 }
 
-/// The table, exactly as the hardware reads it.
-#[repr(C, align(4096))]
-pub(crate) struct Uitt {
-    entries: [UittEntry; UITT_ENTRIES],
+/// Pages needed for `entries` entries.
+pub(crate) fn pages_for(entries: usize) -> usize {
+    entries.div_ceil(ENTRIES_PER_PAGE)
 }
 
-impl Uitt {
-    /// A table with every entry invalid.
-    pub(crate) fn new() -> Result<KBox<Self>> {
-        let table = KBox::<Self>::new_uninit(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?;
-        // SAFETY: the allocation is zeroed, and all-zero is a valid `Uitt`:
-        // atomics with value 0, that is, every entry invalid.
-        Ok(unsafe { table.assume_init() })
+/// The reserved room and the pages that back it.
+///
+/// Invariants: `area` is a reservation of `count` pages made by
+/// `uintr_uitt_reserve()`; page `i` of it maps `pages[i]`, writable, for
+/// every `i` below `pages.len()`, and the zero page after that; `pages`
+/// has room for `count` pages.
+struct Reservation {
+    area: NonNull<UittEntry>,
+    count: usize,
+    pages: KVec<Page>,
+}
+
+// SAFETY: the reservation and its pages are memory the table owns, which
+// any thread may use and free.
+unsafe impl Send for Reservation {}
+
+impl Reservation {
+    /// Room for `pages` pages (at least one), none of them backed.
+    fn new(pages: usize) -> Result<Self> {
+        let count = u32::try_from(pages).map_err(|_| EINVAL)?;
+        if count == 0 {
+            return Err(EINVAL);
+        }
+        let list = KVec::with_capacity(pages, GFP_KERNEL_ACCOUNT)?;
+        // SAFETY: `count` is not zero; the C glue returns a reservation of
+        // that many pages, each mapping the zero page, or NULL.
+        let area = unsafe { bindings::uintr_uitt_reserve(count) };
+        let area = NonNull::new(area.cast::<UittEntry>()).ok_or(ENOMEM)?;
+        Ok(Self {
+            area,
+            count: pages,
+            pages: list,
+        })
     }
 
-    /// The address IA32_UINTR_TT holds on UINTR hardware; stable, as the
-    /// table never moves out of its box.
+    /// Backs the next page with `page` (zeroed).  `ENOSPC` when every
+    /// page is backed.  Process context: it waits until no CPU can read
+    /// the zero page there any more.
+    fn back_next(&mut self, page: Page) -> Result {
+        let index = self.pages.len();
+        if index >= self.count {
+            return Err(ENOSPC);
+        }
+        // `pages` has room for `count` pages (the invariants): the push
+        // below cannot fail, so no mapped page is ever dropped.
+        if index >= self.pages.capacity() {
+            return Err(ENOMEM);
+        }
+        // Below the page count `new` converted to u32: exact.
+        let page_index = index as u32;
+        // SAFETY: `page_index` is a page of the reservation that maps the
+        // zero page (the invariants); `page` then belongs to the
+        // reservation, freed only after it is unmapped (drop).
+        let ret = unsafe {
+            bindings::uintr_uitt_map(self.area.as_ptr().cast(), page_index, page.as_ptr())
+        };
+        if ret != 0 {
+            // Not mapped: the page goes, the reservation stays as it was.
+            return Err(Error::from_errno(ret));
+        }
+        self.pages.push(page, GFP_NOWAIT)?;
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        // SAFETY: `area` is the reservation, unreserved only here; no CPU
+        // uses the table any more (its owner unloaded it from every thread
+        // and waited for SENDUIPIs in flight).  `pages` are freed after
+        // this body, as the fields drop: never while mapped.
+        unsafe { bindings::uintr_uitt_unreserve(self.area.as_ptr().cast()) };
+    }
+}
+
+/// The table, exactly as the hardware reads it.
+///
+/// Invariant: the first `usable` entries from `area` are backed by the
+/// reservation's own pages until it drops.
+#[pin_data]
+pub(crate) struct Uitt {
+    /// The start of the reservation (a copy, read without the lock).
+    area: NonNull<UittEntry>,
+    /// The most entries the table may have.
+    capacity: usize,
+    /// Entries backed so far; only grows.
+    usable: AtomicUsize,
+    /// Taken to grow the table, one page at a time.
+    #[pin]
+    reservation: Mutex<Reservation>,
+}
+
+// SAFETY: the table is memory owned by the `Uitt` (the reservation and
+// its pages), usable from any thread; its entries are atomics.
+unsafe impl Send for Uitt {}
+// SAFETY: `&self` methods touch the entries (atomics) of pages that stay
+// mapped until drop, or the reservation under its lock.
+unsafe impl Sync for Uitt {}
+
+impl Uitt {
+    /// A table of up to `capacity` entries (at least one), with its first
+    /// page backed and every entry invalid.
+    pub(crate) fn new(capacity: usize) -> Result<impl PinInit<Self>> {
+        let mut reservation = Reservation::new(pages_for(capacity))?;
+        reservation.back_next(Page::alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?)?;
+        let area = reservation.area;
+        let usable = ENTRIES_PER_PAGE.min(capacity);
+        Ok(pin_init!(Self {
+            area,
+            capacity,
+            usable: AtomicUsize::new(usable),
+            reservation <- new_mutex!(reservation, "uintr::Uitt::reservation"),
+        }))
+    }
+
+    /// The address IA32_UINTR_TT holds on UINTR hardware; it never
+    /// changes.
     pub(crate) fn address(&self) -> u64 {
-        self as *const Self as u64
+        self.area.as_ptr() as u64
+    }
+
+    /// The most entries the table may have; UITTSZ is one less.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The entries the table can use now.
+    pub(crate) fn usable(&self) -> usize {
+        self.usable.load(Ordering::Acquire)
+    }
+
+    /// Backs the next page with `page` (zeroed): its entries become
+    /// usable, invalid.  `ENOSPC` at the capacity.  Process context.
+    pub(crate) fn grow(&self, page: Page) -> Result {
+        let mut reservation = self.reservation.lock();
+        reservation.back_next(page)?;
+        let backed = reservation.pages.len() * ENTRIES_PER_PAGE;
+        self.usable
+            .store(backed.min(self.capacity), Ordering::Release);
+        Ok(())
+    }
+
+    /// The usable entries.
+    fn entries(&self) -> &[UittEntry] {
+        // SAFETY: by the invariant the first `usable()` entries are valid,
+        // aligned memory until drop; entries are atomics, so shared
+        // references to them are sound.
+        unsafe { core::slice::from_raw_parts(self.area.as_ptr(), self.usable()) }
     }
 
     /// Makes entry `index` post `vector` to the UPID at `upid`.
     pub(crate) fn set(&self, index: usize, upid: u64, vector: u8) {
-        let entry = &self.entries[index];
+        let entry = &self.entries()[index];
         entry.upid.store(upid, Ordering::Relaxed);
         entry.flags.store(
             UITT_VALID | (u64::from(vector) << UITT_VECTOR_SHIFT),
@@ -63,12 +210,12 @@ impl Uitt {
     /// Makes valid entry `index` post to the UPID at `upid` instead: a
     /// SENDUIPI that read the entry before posts to the old one.
     pub(crate) fn retarget(&self, index: usize, upid: u64) {
-        self.entries[index].upid.store(upid, Ordering::Release);
+        self.entries()[index].upid.store(upid, Ordering::Release);
     }
 
     /// Invalidates entry `index`: a SENDUIPI on it faults from now on.
     pub(crate) fn clear(&self, index: usize) {
-        let entry = &self.entries[index];
+        let entry = &self.entries()[index];
         entry.flags.store(0, Ordering::Release);
         entry.upid.store(0, Ordering::Relaxed);
     }

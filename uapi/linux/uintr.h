@@ -14,7 +14,10 @@
 /* Vectors per receiving thread: 0 (lowest priority) .. 63 (highest). */
 #define UINTR_MAX_VECTORS		64
 
-/* Sender connections (UITT entries) per sending thread. */
+/*
+ * Sender connections (UITT entries) that a sender table starts with; it
+ * grows as they fill, up to /proc/sys/kernel/uintr/max_sender_entries.
+ */
 #define UINTR_MAX_UITT_ENTRIES		256
 
 /*
