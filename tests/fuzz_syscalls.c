@@ -10,6 +10,10 @@
  * value must be one the man pages allow for that call, and once everything
  * has exited the live-object counters must be back where they started.
  *
+ * The connection limits are set low for the run, so that the calls that
+ * connect hit them often: no fd's or receiver's fdinfo may ever show more
+ * connections than its limit, nor the live counters more than the user's.
+ *
  * UINTR_FUZZ_SEED and UINTR_FUZZ_CALLS (environment) reproduce or
  * lengthen a run; the seed is printed first.  The debug kernel makes a
  * quarter of the calls by default (110 s for all of them).
@@ -24,15 +28,20 @@
 
 #include "kselftest_harness.h"
 
-FIXTURE(slow) {};
-FIXTURE_SETUP(slow) {}
-FIXTURE_TEARDOWN(slow) {}
 
 #define PROCS		2
 #define THREADS		4
 #define DEFAULT_CALLS	1000000L
 #define DEFAULT_CALLS_DEBUG 250000L
 #define POOL		16
+
+/* The connection limits during the run (see limits.c). */
+#define FD_LIMIT	"/proc/sys/kernel/uintr/max_fd_connections"
+#define RECEIVER_LIMIT	"/proc/sys/kernel/uintr/max_receiver_connections"
+#define USER_LIMIT	"/proc/sys/user/max_uintr_connections"
+#define FD_ROOM		2
+#define RECEIVER_ROOM	3
+#define USER_ROOM	40
 
 static UINTR_HANDLER(fuzz_handler)
 {
@@ -87,7 +96,7 @@ static uint64_t some_vector(uint64_t *s)
 
 enum op { OP_REG, OP_UNREG, OP_CREATE, OP_SEND_REG, OP_SEND_UNREG, OP_WAIT,
 	  OP_CLOSE, OP_DUP, OP_SELF, OP_ALT_STACK, OP_IPI_FD, OP_SET_TABLE,
-	  OP_FD_CTL, OP_PENDING, OPS };
+	  OP_FD_CTL, OP_PENDING, OP_FDINFO, OPS };
 
 struct fuzzer {
 	uint64_t seed;
@@ -95,6 +104,7 @@ struct fuzzer {
 	int fds[POOL];		/* uintr_fds, other fds, closed numbers */
 	int pipe_fd;
 	long count[OPS], succeeded[OPS];
+	long enospc, emfile;	/* connections refused by a limit */
 	char failure[256];
 };
 
@@ -134,11 +144,12 @@ static const int reg_errs[] = { EINVAL, EFAULT, EBUSY, ENOMEM, -1 };
 static const int unreg_errs[] = { EINVAL, -1 };
 static const int create_errs[] = { EINVAL, EBUSY, EMFILE, ENFILE, ENOMEM, -1 };
 static const int sreg_errs[] = { EINVAL, EBADF, EBUSY, EOPNOTSUPP, EISCONN,
-				 ESHUTDOWN, ENOSPC, ENOMEM, -1 };
+				 ESHUTDOWN, ENOSPC, EMFILE, ENOMEM, -1 };
 static const int sunreg_errs[] = { EINVAL, EBADF, EOPNOTSUPP, -1 };
 static const int wait_errs[] = { EINTR, ETIMEDOUT, EFAULT, EINVAL, ENOMEM, EOPNOTSUPP,
 				 -1 };
-static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, ENOMEM, EOPNOTSUPP, -1 };
+static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, EMFILE, ENOMEM, EOPNOTSUPP,
+				 -1 };
 static const int alt_errs[] = { EINVAL, EOPNOTSUPP, -1 };
 static const int ipi_errs[] = { EINVAL, EMFILE, ENFILE, ENOMEM, -1 };
 static const int set_table_errs[] = { EBADF, EBUSY, ENOTTY, -1 };
@@ -173,6 +184,36 @@ static uint64_t sender_flags(uint64_t *s)
 	}
 }
 static const int close_errs[] = { EBADF, -1 };
+
+/* The value of field key in fdinfo text; -1 if it has none. */
+static long field(const char *text, const char *key)
+{
+	const char *at = strstr(text, key);
+
+	return at ? strtol(at + strlen(key), NULL, 0) : -1;
+}
+
+/*
+ * If fd is a uintr_fd, whether its fdinfo shows the limits held: 0, or
+ * -1 with f->failure filled.  Other fds (and no fd) pass.
+ */
+static int check_fdinfo(struct fuzzer *f, int fd)
+{
+	char path[64], text[2048];
+	long senders, receiver_senders;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (fd < 0 || uintr_read_file(path, text, sizeof(text)))
+		return 0;
+	senders = field(text, "uintr_senders:");
+	receiver_senders = field(text, "uintr_receiver_senders:");
+	if (senders <= FD_ROOM && receiver_senders <= RECEIVER_ROOM)
+		return 0;
+	snprintf(f->failure, sizeof(f->failure),
+		 "fd %d has %ld senders, its receiver %ld: over the limits", fd,
+		 senders, receiver_senders);
+	return -1;
+}
 static const int dup_errs[] = { EBADF, EMFILE, -1 };
 
 /* One random call; returns 0, or -1 with f->failure filled. */
@@ -276,6 +317,12 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 		ok = pending_errs;
 		break;
 	}
+	case OP_FDINFO:
+		ret = check_fdinfo(f, some_fd(f, s));
+		if (ret)
+			return -1;
+		ok = close_errs;
+		break;
 	case OP_CLOSE:
 		/* Not stdin/stdout/stderr: the results go there. */
 		fd = some_fd(f, s);
@@ -293,6 +340,10 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 	err = errno;
 	if (ret >= 0)
 		f->succeeded[op]++;
+	else if ((op == OP_SEND_REG || op == OP_SELF) && err == ENOSPC)
+		f->enospc++;
+	else if ((op == OP_SEND_REG || op == OP_SELF) && err == EMFILE)
+		f->emfile++;
 	if (allowed(ret, err, may_succeed, ok))
 		return 0;
 	snprintf(f->failure, sizeof(f->failure), "op %d returned %ld (%s)",
@@ -356,17 +407,71 @@ static int fuzz_process(uint64_t seed, long calls)
 			       (unsigned long long)f[i].seed, f[i].failure);
 			bad = 1;
 		}
-		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld ipi %ld/%ld settable %ld/%ld fdctl %ld/%ld pending %ld/%ld\n",
+		printf("# thread %d calls/successes: reg %ld/%ld unreg %ld/%ld create %ld/%ld sreg %ld/%ld sunreg %ld/%ld wait %ld close %ld/%ld dup %ld/%ld self %ld/%ld alt %ld/%ld ipi %ld/%ld settable %ld/%ld fdctl %ld/%ld pending %ld/%ld; refused: ENOSPC %ld EMFILE %ld\n",
 		       i, f[i].count[0], f[i].succeeded[0], f[i].count[1], f[i].succeeded[1],
 		       f[i].count[2], f[i].succeeded[2], f[i].count[3], f[i].succeeded[3],
 		       f[i].count[4], f[i].succeeded[4], f[i].count[5],
 		       f[i].count[6], f[i].succeeded[6], f[i].count[7], f[i].succeeded[7],
 		       f[i].count[8], f[i].succeeded[8], f[i].count[9], f[i].succeeded[9],
 		       f[i].count[10], f[i].succeeded[10], f[i].count[11], f[i].succeeded[11],
-		       f[i].count[12], f[i].succeeded[12], f[i].count[13], f[i].succeeded[13]);
+		       f[i].count[12], f[i].succeeded[12], f[i].count[13], f[i].succeeded[13],
+		       f[i].enospc, f[i].emfile);
 	}
 	fflush(stdout);
 	return bad;
+}
+
+/* Watches the live connections while the fuzzers run: the most seen. */
+static atomic_int watching;
+static long most_connections;
+
+static void *watch_connections(void *arg)
+{
+	struct uintr_stats now;
+
+	while (atomic_load(&watching)) {
+		if (uintr_read_stats(&now) == 0 && now.connections > most_connections)
+			most_connections = now.connections;
+		usleep(2000);
+	}
+	return NULL;
+}
+
+static long read_limit(const char *path)
+{
+	char text[32];
+
+	return uintr_read_file(path, text, sizeof(text)) ? -1 : strtol(text, NULL, 10);
+}
+
+static int write_limit(const char *path, long value)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%ld\n", value);
+	return uintr_write_file(path, text);
+}
+
+/* The limits as they were before the run, put back after it. */
+FIXTURE(slow) {
+	long saved_fd, saved_receiver, saved_user;
+};
+
+FIXTURE_SETUP(slow)
+{
+	self->saved_fd = read_limit(FD_LIMIT);
+	self->saved_receiver = read_limit(RECEIVER_LIMIT);
+	self->saved_user = read_limit(USER_LIMIT);
+	ASSERT_GT(self->saved_fd, 0);
+	ASSERT_GT(self->saved_receiver, 0);
+	ASSERT_GT(self->saved_user, 0);
+}
+
+FIXTURE_TEARDOWN(slow)
+{
+	EXPECT_EQ(0, write_limit(FD_LIMIT, self->saved_fd));
+	EXPECT_EQ(0, write_limit(RECEIVER_LIMIT, self->saved_receiver));
+	EXPECT_EQ(0, write_limit(USER_LIMIT, self->saved_user));
 }
 
 TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
@@ -377,6 +482,7 @@ TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
 	long calls = env_calls ? atol(env_calls) :
 		     uintr_debug_kernel() ? DEFAULT_CALLS_DEBUG : DEFAULT_CALLS;
 	struct uintr_stats before, after;
+	pthread_t watcher;
 	pid_t pid[PROCS];
 	int failed = 0;
 
@@ -384,6 +490,13 @@ TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
 	       (unsigned long long)seed, calls, PROCS, THREADS);
 	fflush(stdout);
 	ASSERT_EQ(0, uintr_read_stats(&before));
+	/* Every live connection is root's: the guest runs nothing else. */
+	ASSERT_EQ(0, write_limit(FD_LIMIT, FD_ROOM));
+	ASSERT_EQ(0, write_limit(RECEIVER_LIMIT, RECEIVER_ROOM));
+	ASSERT_EQ(0, write_limit(USER_LIMIT, before.connections + USER_ROOM));
+	most_connections = before.connections;
+	atomic_store(&watching, 1);
+	ASSERT_EQ(0, pthread_create(&watcher, NULL, watch_connections, NULL));
 	for (int p = 0; p < PROCS; p++) {
 		pid[p] = fork();
 		ASSERT_GE(pid[p], 0);
@@ -397,7 +510,12 @@ TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			failed++;
 	}
+	atomic_store(&watching, 0);
+	pthread_join(watcher, NULL);
 	EXPECT_EQ(0, failed);
+	printf("# at most %ld live connections (user limit %ld)\n", most_connections,
+	       before.connections + USER_ROOM);
+	EXPECT_LE(most_connections, before.connections + USER_ROOM);
 	ASSERT_EQ(0, uintr_read_stats(&after));
 	uintr_stats_print("before", &before);
 	uintr_stats_print("after", &after);

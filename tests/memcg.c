@@ -8,7 +8,8 @@
  *
  * A member process in its own cgroup registers a handler and a uintr_fd,
  * starts THREADS threads and lets each register as a sender of that fd:
- * one 4 KiB UITT and its slot array (2 KiB) per thread.
+ * per thread one 4 KiB page of UITT (a page of its own, not slab) and
+ * the slots for its 256 entries (8 KiB of slab).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,6 +30,7 @@ struct member_report {
 	long registered, enomem, other_errors;
 	long current_before, current_after;
 	long slab_before, slab_after;
+	long kernel_before, kernel_after;
 };
 
 struct member {
@@ -144,6 +146,7 @@ static void run_member(int report, long headroom)
 
 	r.current_before = read_long(GROUP "/memory.current");
 	r.slab_before = read_key(GROUP "/memory.stat", "slab");
+	r.kernel_before = read_key(GROUP "/memory.stat", "kernel");
 	if (headroom >= 0) {
 		snprintf(limit, sizeof(limit), "%ld", r.current_before + headroom);
 		if (uintr_write_file(GROUP "/memory.max", limit))
@@ -153,6 +156,7 @@ static void run_member(int report, long headroom)
 	pthread_barrier_wait(&m->done);
 	r.current_after = read_long(GROUP "/memory.current");
 	r.slab_after = read_key(GROUP "/memory.stat", "slab");
+	r.kernel_after = read_key(GROUP "/memory.stat", "kernel");
 	pthread_barrier_wait(&m->measured);
 	uintr_write_file(GROUP "/memory.max", "max");
 
@@ -239,13 +243,19 @@ TEST_F_TIMEOUT(memcg, senders_are_charged_to_the_group, 300)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_TRUE(got);
-	TH_LOG("memory.current %ld -> %ld, slab %ld -> %ld for %d senders",
-	       r.current_before, r.current_after, r.slab_before, r.slab_after, THREADS);
+	TH_LOG("memory.current %ld -> %ld, kernel %ld -> %ld, slab %ld -> %ld for %d senders",
+	       r.current_before, r.current_after, r.kernel_before, r.kernel_after,
+	       r.slab_before, r.slab_after, THREADS);
 	EXPECT_EQ(THREADS, r.registered);
 	EXPECT_EQ(0, r.enomem + r.other_errors);
-	/* The group's slab and its charge grow by at least the UITTs. */
+	/*
+	 * The group's kernel memory outside the slab grows by at least the
+	 * UITT pages, its slab by at least half the slots, its charge by both.
+	 */
+	EXPECT_GE((r.kernel_after - r.slab_after) - (r.kernel_before - r.slab_before),
+		  THREADS * UITT_BYTES);
 	EXPECT_GE(r.slab_after - r.slab_before, THREADS * UITT_BYTES);
-	EXPECT_GE(r.current_after - r.current_before, THREADS * UITT_BYTES);
+	EXPECT_GE(r.current_after - r.current_before, 2 * THREADS * UITT_BYTES);
 	count_oom_kills(self->kmsg, &kills, &group_kills);
 	EXPECT_EQ(0, kills);
 }
