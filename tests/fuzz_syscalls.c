@@ -36,9 +36,6 @@
 #define POOL		16
 
 /* The connection limits during the run (see limits.c). */
-#define FD_LIMIT	"/proc/sys/kernel/uintr/max_fd_connections"
-#define RECEIVER_LIMIT	"/proc/sys/kernel/uintr/max_receiver_connections"
-#define USER_LIMIT	"/proc/sys/user/max_uintr_connections"
 #define FD_ROOM		2
 #define RECEIVER_ROOM	3
 #define USER_ROOM	40
@@ -437,41 +434,19 @@ static void *watch_connections(void *arg)
 	return NULL;
 }
 
-static long read_limit(const char *path)
-{
-	char text[32];
-
-	return uintr_read_file(path, text, sizeof(text)) ? -1 : strtol(text, NULL, 10);
-}
-
-static int write_limit(const char *path, long value)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%ld\n", value);
-	return uintr_write_file(path, text);
-}
-
 /* The limits as they were before the run, put back after it. */
 FIXTURE(slow) {
-	long saved_fd, saved_receiver, saved_user;
+	struct uintr_limits saved;
 };
 
 FIXTURE_SETUP(slow)
 {
-	self->saved_fd = read_limit(FD_LIMIT);
-	self->saved_receiver = read_limit(RECEIVER_LIMIT);
-	self->saved_user = read_limit(USER_LIMIT);
-	ASSERT_GT(self->saved_fd, 0);
-	ASSERT_GT(self->saved_receiver, 0);
-	ASSERT_GT(self->saved_user, 0);
+	ASSERT_EQ(0, uintr_limits_save(&self->saved));
 }
 
 FIXTURE_TEARDOWN(slow)
 {
-	EXPECT_EQ(0, write_limit(FD_LIMIT, self->saved_fd));
-	EXPECT_EQ(0, write_limit(RECEIVER_LIMIT, self->saved_receiver));
-	EXPECT_EQ(0, write_limit(USER_LIMIT, self->saved_user));
+	EXPECT_EQ(0, uintr_limits_restore(&self->saved));
 }
 
 TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
@@ -491,9 +466,9 @@ TEST_F_TIMEOUT(slow, random_calls_get_documented_answers, 1200)
 	fflush(stdout);
 	ASSERT_EQ(0, uintr_read_stats(&before));
 	/* Every live connection is root's: the guest runs nothing else. */
-	ASSERT_EQ(0, write_limit(FD_LIMIT, FD_ROOM));
-	ASSERT_EQ(0, write_limit(RECEIVER_LIMIT, RECEIVER_ROOM));
-	ASSERT_EQ(0, write_limit(USER_LIMIT, before.connections + USER_ROOM));
+	ASSERT_EQ(0, uintr_write_long(UINTR_FD_LIMIT, FD_ROOM));
+	ASSERT_EQ(0, uintr_write_long(UINTR_RECEIVER_LIMIT, RECEIVER_ROOM));
+	ASSERT_EQ(0, uintr_write_long(UINTR_USER_LIMIT, before.connections + USER_ROOM));
 	most_connections = before.connections;
 	atomic_store(&watching, 1);
 	ASSERT_EQ(0, pthread_create(&watcher, NULL, watch_connections, NULL));

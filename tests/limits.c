@@ -19,46 +19,11 @@
 
 #include "kselftest_harness.h"
 
-#define FD_LIMIT	"/proc/sys/kernel/uintr/max_fd_connections"
-#define RECEIVER_LIMIT	"/proc/sys/kernel/uintr/max_receiver_connections"
-#define USER_LIMIT	"/proc/sys/user/max_uintr_connections"
-#define ENTRY_LIMIT	"/proc/sys/kernel/uintr/max_sender_entries"
-
-/* The value of a sysctl file; -1 if it cannot be read. */
-static long read_limit(const char *path)
-{
-	char text[32];
-
-	if (uintr_read_file(path, text, sizeof(text)))
-		return -1;
-	return strtol(text, NULL, 10);
-}
-
-static int write_limit(const char *path, long value)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%ld\n", value);
-	return uintr_write_file(path, text);
-}
-
-/* The value of field key ("uintr_senders:") in fd's fdinfo; -1 if none. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], text[2048], *at;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (uintr_read_file(path, text, sizeof(text)))
-		return -1;
-	at = strstr(text, key);
-	return at ? strtoll(at + strlen(key), NULL, 0) : -1;
-}
-
 /* Whether field key of fd's fdinfo reaches want within 5 s. */
 static int fdinfo_becomes(int fd, const char *key, long long want)
 {
 	for (int i = 0; i < 500; i++) {
-		if (fdinfo_value(fd, key) == want)
+		if (uintr_fdinfo_value(fd, key) == want)
 			return 1;
 		usleep(10000);
 	}
@@ -147,18 +112,13 @@ static void sender_end(struct sender *s)
 FIXTURE(limits) {
 	int fd[2];
 	struct sender senders[SENDERS];
-	long saved_fd, saved_receiver, saved_user;
+	struct uintr_limits saved;
 	struct uintr_stats base;
 };
 
 FIXTURE_SETUP(limits)
 {
-	self->saved_fd = read_limit(FD_LIMIT);
-	self->saved_receiver = read_limit(RECEIVER_LIMIT);
-	self->saved_user = read_limit(USER_LIMIT);
-	ASSERT_GT(self->saved_fd, 0);
-	ASSERT_GT(self->saved_receiver, 0);
-	ASSERT_GT(self->saved_user, 0);
+	ASSERT_EQ(0, uintr_limits_save(&self->saved));
 	ASSERT_EQ(0, uintr_read_stats(&self->base));
 	uintr_recorded = 0;
 	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
@@ -178,9 +138,7 @@ FIXTURE_TEARDOWN(limits)
 	close(self->fd[0]);
 	close(self->fd[1]);
 	uintr_unregister_handler(0);
-	write_limit(FD_LIMIT, self->saved_fd);
-	write_limit(RECEIVER_LIMIT, self->saved_receiver);
-	write_limit(USER_LIMIT, self->saved_user);
+	EXPECT_EQ(0, uintr_limits_restore(&self->saved));
 	/* Every charge given back, whichever limit refused what. */
 	EXPECT_TRUE(uintr_stats_reach(self->base));
 }
@@ -194,18 +152,18 @@ static long do_on(struct __test_metadata *_metadata, FIXTURE_DATA(limits) *self,
 
 TEST_F(limits, defaults_and_bounds)
 {
-	EXPECT_EQ(4096, self->saved_fd);
-	EXPECT_EQ(16384, self->saved_receiver);
-	EXPECT_EQ(65536, self->saved_user);
-	EXPECT_NE(0, write_limit(FD_LIMIT, -1));
-	EXPECT_NE(0, write_limit(RECEIVER_LIMIT, 1L << 31));
-	EXPECT_NE(0, write_limit(USER_LIMIT, -1));
-	EXPECT_EQ(self->saved_fd, read_limit(FD_LIMIT));
-	EXPECT_EQ(self->saved_receiver, read_limit(RECEIVER_LIMIT));
+	EXPECT_EQ(4096, self->saved.fd);
+	EXPECT_EQ(16384, self->saved.receiver);
+	EXPECT_EQ(65536, self->saved.user);
+	EXPECT_NE(0, uintr_write_long(UINTR_FD_LIMIT, -1));
+	EXPECT_NE(0, uintr_write_long(UINTR_RECEIVER_LIMIT, 1L << 31));
+	EXPECT_NE(0, uintr_write_long(UINTR_USER_LIMIT, -1));
+	EXPECT_EQ(self->saved.fd, uintr_read_long(UINTR_FD_LIMIT));
+	EXPECT_EQ(self->saved.receiver, uintr_read_long(UINTR_RECEIVER_LIMIT));
 	/* 0 is a limit: no new connection. */
-	ASSERT_EQ(0, write_limit(FD_LIMIT, 0));
+	ASSERT_EQ(0, uintr_write_long(UINTR_FD_LIMIT, 0));
 	EXPECT_EQ(-ENOSPC, DO(0, 'r', self->fd[0]));
-	EXPECT_EQ(0, fdinfo_value(self->fd[0], "uintr_senders:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd[0], "uintr_senders:"));
 }
 
 TEST_F(limits, senders_of_one_fd)
@@ -213,21 +171,21 @@ TEST_F(limits, senders_of_one_fd)
 	struct uintr_stats before;
 	long idx;
 
-	ASSERT_EQ(0, write_limit(FD_LIMIT, 3));
+	ASSERT_EQ(0, uintr_write_long(UINTR_FD_LIMIT, 3));
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(0, DO(i, 'r', self->fd[0]));
 	ASSERT_EQ(0, uintr_read_stats(&before));
 	EXPECT_EQ(-ENOSPC, DO(3, 'r', self->fd[0]));
 	/* Refused: nothing was made. */
 	EXPECT_TRUE(uintr_stats_reach(before));
-	EXPECT_EQ(3, fdinfo_value(self->fd[0], "uintr_senders:"));
-	EXPECT_EQ(3, fdinfo_value(self->fd[0], "uintr_receiver_senders:"));
+	EXPECT_EQ(3, uintr_fdinfo_value(self->fd[0], "uintr_senders:"));
+	EXPECT_EQ(3, uintr_fdinfo_value(self->fd[0], "uintr_receiver_senders:"));
 	/* The fd is full, not the sender nor the receiver. */
 	EXPECT_EQ(0, DO(3, 'r', self->fd[1]));
-	EXPECT_EQ(4, fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
+	EXPECT_EQ(4, uintr_fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
 
 	/* Lowered below what is in use: the connections keep working. */
-	ASSERT_EQ(0, write_limit(FD_LIMIT, 1));
+	ASSERT_EQ(0, uintr_write_long(UINTR_FD_LIMIT, 1));
 	_stui();
 	EXPECT_EQ(0, DO(2, 's', 0));
 	EXPECT_TRUE(uintr_wait_recorded(1));
@@ -237,7 +195,7 @@ TEST_F(limits, senders_of_one_fd)
 	/* One goes: still over the new limit, then room again. */
 	EXPECT_EQ(0, DO(0, 'u', self->fd[0]));
 	EXPECT_EQ(-ENOSPC, DO(0, 'r', self->fd[0]));
-	ASSERT_EQ(0, write_limit(FD_LIMIT, 3));
+	ASSERT_EQ(0, uintr_write_long(UINTR_FD_LIMIT, 3));
 	idx = DO(0, 'r', self->fd[0]);
 	EXPECT_EQ(0, idx);
 	EXPECT_EQ(-ENOSPC, DO(3, 'r', self->fd[0]));
@@ -248,15 +206,15 @@ TEST_F(limits, senders_of_one_receiver)
 	int other[2], status;
 	pid_t pid;
 
-	ASSERT_EQ(0, write_limit(RECEIVER_LIMIT, 3));
+	ASSERT_EQ(0, uintr_write_long(UINTR_RECEIVER_LIMIT, 3));
 	/* Sender 0 uses two of the three, on different fds. */
 	EXPECT_EQ(0, DO(0, 'r', self->fd[0]));
 	EXPECT_EQ(1, DO(0, 'r', self->fd[1]));
 	EXPECT_EQ(0, DO(1, 'r', self->fd[0]));
 	EXPECT_EQ(-ENOSPC, DO(1, 'r', self->fd[1]));
 	EXPECT_EQ(-ENOSPC, DO(2, 'r', self->fd[1]));
-	EXPECT_EQ(3, fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
-	EXPECT_EQ(1, fdinfo_value(self->fd[1], "uintr_senders:"));
+	EXPECT_EQ(3, uintr_fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
+	EXPECT_EQ(1, uintr_fdinfo_value(self->fd[1], "uintr_senders:"));
 
 	/* Another receiver (another process) has its own count. */
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, other));
@@ -278,7 +236,7 @@ TEST_F(limits, senders_of_one_receiver)
 
 		ASSERT_GE(fd, 0);
 		EXPECT_EQ(1, DO(1, 'r', fd));
-		EXPECT_EQ(1, fdinfo_value(fd, "uintr_receiver_senders:"));
+		EXPECT_EQ(1, uintr_fdinfo_value(fd, "uintr_receiver_senders:"));
 		EXPECT_EQ(0, DO(1, 'u', fd));
 		close(fd);
 	}
@@ -290,7 +248,7 @@ TEST_F(limits, senders_of_one_receiver)
 
 	/* A revocation gives room back. */
 	EXPECT_EQ(2, uintr_revoke(self->fd[0], 0));
-	EXPECT_EQ(1, fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
+	EXPECT_EQ(1, uintr_fdinfo_value(self->fd[1], "uintr_receiver_senders:"));
 	EXPECT_EQ(0, DO(1, 'r', self->fd[1]));
 	EXPECT_EQ(0, DO(2, 'r', self->fd[1]));
 	EXPECT_EQ(-ENOSPC, DO(3, 'r', self->fd[1]));
@@ -317,13 +275,13 @@ TEST_F(limits, connections_of_one_user)
 	long base = user_count();
 
 	ASSERT_GE(base, 0);
-	ASSERT_EQ(0, write_limit(USER_LIMIT, base + 2));
+	ASSERT_EQ(0, uintr_write_long(UINTR_USER_LIMIT, base + 2));
 	EXPECT_EQ(0, DO(0, 'r', self->fd[0]));
 	EXPECT_EQ(1, DO(0, 'r', self->fd[1]));
 	EXPECT_EQ(-EMFILE, DO(1, 'r', self->fd[0]));
 	EXPECT_EQ(base + 2, user_count());
 	/* The receiver's fds had room: the user had not. */
-	EXPECT_EQ(1, fdinfo_value(self->fd[0], "uintr_senders:"));
+	EXPECT_EQ(1, uintr_fdinfo_value(self->fd[0], "uintr_senders:"));
 
 	/* Unregistering and the fd's release give it back. */
 	EXPECT_EQ(0, DO(0, 'u', self->fd[0]));
@@ -349,9 +307,9 @@ static int child_in_user_namespace(int fd)
 	if (unshare(CLONE_NEWUSER))
 		return 10;
 	/* A new namespace starts with no limit of its own. */
-	if (read_limit(USER_LIMIT) != 2147483647)
+	if (uintr_read_long(UINTR_USER_LIMIT) != 2147483647)
 		return 11;
-	if (write_limit(USER_LIMIT, 1))
+	if (uintr_write_long(UINTR_USER_LIMIT, 1))
 		return 12;
 	if (sender_start(&s))
 		return 13;
@@ -370,7 +328,7 @@ static int child_in_user_namespace(int fd)
 	if (sender_do(&s, 'r', fd) != -EMFILE)
 		ret = 18;
 	/* Room in this namespace, not in the one above. */
-	else if (write_limit(USER_LIMIT, 100))
+	else if (uintr_write_long(UINTR_USER_LIMIT, 100))
 		ret = 19;
 	else if (sender_do(&s, 'r', fd) != -EMFILE)
 		ret = 20;
@@ -386,7 +344,7 @@ TEST_F(limits, user_namespaces_lift_nothing)
 
 	ASSERT_GE(base, 0);
 	/* Room for the child's one connection, not for a second. */
-	ASSERT_EQ(0, write_limit(USER_LIMIT, base + 1));
+	ASSERT_EQ(0, uintr_write_long(UINTR_USER_LIMIT, base + 1));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0)
@@ -469,11 +427,11 @@ FIXTURE(table) {
 
 FIXTURE_SETUP(table)
 {
-	self->saved_entries = read_limit(ENTRY_LIMIT);
+	self->saved_entries = uintr_read_long(UINTR_ENTRY_LIMIT);
 	ASSERT_EQ(4096, self->saved_entries);
 	ASSERT_EQ(0, uintr_read_stats(&self->base));
 	/* The tables made from now on may grow to 300 entries. */
-	ASSERT_EQ(0, write_limit(ENTRY_LIMIT, 300));
+	ASSERT_EQ(0, uintr_write_long(UINTR_ENTRY_LIMIT, 300));
 	table_stop = 0;
 	ASSERT_EQ(0, pthread_barrier_init(&self->ready, NULL, RECEIVERS + 1));
 	for (int r = 0; r < RECEIVERS; r++) {
@@ -496,7 +454,7 @@ FIXTURE_TEARDOWN(table)
 	table_stop = 1;
 	for (int r = 0; r < RECEIVERS; r++)
 		pthread_join(self->rx[r].thread, NULL);
-	write_limit(ENTRY_LIMIT, self->saved_entries);
+	uintr_write_long(UINTR_ENTRY_LIMIT, self->saved_entries);
 	EXPECT_TRUE(uintr_stats_reach(uintr_stats_plus(self->base, 0, self->shared, 0,
 						       self->shared, 0, 0)));
 }
@@ -529,7 +487,7 @@ TEST_F(table, grows_to_its_limit)
 	EXPECT_EQ(0, sender_do(&self->senders[1], 'r', table_fd(self, 5)));
 	EXPECT_TRUE(sent_to(&self->senders[1], 0, 5));
 	/* The limit is the table's from its making: raising it now changes nothing. */
-	ASSERT_EQ(0, write_limit(ENTRY_LIMIT, 4096));
+	ASSERT_EQ(0, uintr_write_long(UINTR_ENTRY_LIMIT, 4096));
 	EXPECT_EQ(-ENOSPC, sender_do(s, 'r', table_fd(self, 301)));
 }
 

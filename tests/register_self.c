@@ -188,8 +188,6 @@ static void *receiver_with_all_vectors(void *arg)
 	return NULL;
 }
 
-#define ENTRY_LIMIT	"/proc/sys/kernel/uintr/max_sender_entries"
-
 /* A table that may not grow past its first 256 entries. */
 TEST(full_table_is_enospc_and_claims_nothing)
 {
@@ -200,8 +198,8 @@ TEST(full_table_is_enospc_and_claims_nothing)
 	char saved[32];
 	int fd;
 
-	ASSERT_EQ(0, uintr_read_file(ENTRY_LIMIT, saved, sizeof(saved)));
-	ASSERT_EQ(0, uintr_write_file(ENTRY_LIMIT, "256"));
+	ASSERT_EQ(0, uintr_read_file(UINTR_ENTRY_LIMIT, saved, sizeof(saved)));
+	ASSERT_EQ(0, uintr_write_file(UINTR_ENTRY_LIMIT, "256"));
 	ASSERT_EQ(0, uintr_read_stats(&base));
 	ASSERT_EQ(0, pthread_barrier_init(&filled, NULL, RECEIVERS + 1));
 	for (int r = 0; r < RECEIVERS; r++)
@@ -212,7 +210,7 @@ TEST(full_table_is_enospc_and_claims_nothing)
 	for (int i = 0; i < UINTR_MAX_UITT_ENTRIES; i++)
 		ASSERT_EQ(i, uintr_register_sender(fds[i], 0));
 	/* The table took the limit when it was made. */
-	EXPECT_EQ(0, uintr_write_file(ENTRY_LIMIT, saved));
+	EXPECT_EQ(0, uintr_write_file(UINTR_ENTRY_LIMIT, saved));
 	EXPECT_EQ(-ENOSPC, UINTR_RET(uintr_register_self(5, 0)));
 	/* The failed call left vector 5 free. */
 	fd = uintr_create_fd(5, 0);

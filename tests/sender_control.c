@@ -19,18 +19,6 @@
 #define VECTOR	21
 #define BIT	(1ull << VECTOR)
 
-/* The value of field `key' ("uintr_masked:") in fd's fdinfo; -1 if none. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], text[2048], *at;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (uintr_read_file(path, text, sizeof(text)))
-		return -1;
-	at = strstr(text, key);
-	return at ? strtoll(at + strlen(key), NULL, 0) : -1;
-}
-
 /* What is pending for the calling receiver now (UIRR and UPID). */
 static unsigned long long pending_now(void)
 {
@@ -182,14 +170,14 @@ TEST_F(rx, only_the_receivers_process_controls_the_fd)
 	pid_t pid;
 
 	ctl_fd = self->fd;
-	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_masked:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_masked:"));
 	EXPECT_EQ(0, uintr_mask(self->fd));
-	EXPECT_EQ(1, fdinfo_value(self->fd, "uintr_masked:"));
+	EXPECT_EQ(1, uintr_fdinfo_value(self->fd, "uintr_masked:"));
 	/* Masking twice is masking. */
 	EXPECT_EQ(0, uintr_mask(self->fd));
 	EXPECT_EQ(0, uintr_unmask(self->fd));
 	EXPECT_EQ(0, uintr_unmask(self->fd));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_masked:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_masked:"));
 
 	/* Another thread of the process. */
 	ASSERT_EQ(0, pthread_create(&t, NULL, mask_from_a_thread, NULL));
@@ -213,7 +201,7 @@ TEST_F(rx, only_the_receivers_process_controls_the_fd)
 	EXPECT_EQ(-EINVAL, UINTR_RET(ioctl(self->fd, UINTR_FD_REVOKE, 1L << 31)));
 	EXPECT_EQ(-ENOTTY, UINTR_RET(ioctl(self->fd, UIPI_SET_TARGET_TABLE, 0)));
 	EXPECT_EQ(-ENOTTY, UINTR_RET(ioctl(self->fd, _IOW('u', 1, int), 0)));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_masked:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_masked:"));
 }
 
 TEST(ipi_fds_and_other_files_know_no_mask)
@@ -242,7 +230,7 @@ TEST_F(rx, masked_vector_posts_nothing_and_unmask_replays_nothing)
 	for (int i = 0; i < 3; i++)
 		_senduipi(idx);
 	EXPECT_EQ(0ull, pending_now());
-	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_upid_pir:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_upid_pir:"));
 	ASSERT_EQ(0, uintr_unmask(self->fd));
 	/* Dropped, not replayed. */
 	EXPECT_EQ(0ull, pending_now());
@@ -276,7 +264,7 @@ TEST_F(rx, mask_holds_for_other_processes_and_later_senders)
 	ASSERT_GE(peer_start(&early, self->fd), 0);
 	ASSERT_EQ(0, uintr_mask(self->fd));
 	ASSERT_GE(peer_start(&late, self->fd), 0);
-	EXPECT_EQ(2, fdinfo_value(self->fd, "uintr_senders:"));
+	EXPECT_EQ(2, uintr_fdinfo_value(self->fd, "uintr_senders:"));
 	EXPECT_LE(0, peer_do(&early, 's'));
 	EXPECT_LE(0, peer_do(&late, 's'));
 	EXPECT_EQ(0ull, pending_now());
@@ -328,7 +316,7 @@ TEST_F(rx, revoke_all_cuts_every_sender_off)
 	ASSERT_GE(peer_start(&b, self->fd), 0);
 	ASSERT_EQ(0, uintr_read_stats(&connected));
 	EXPECT_EQ(2, uintr_revoke(self->fd, 0));
-	EXPECT_EQ(0, fdinfo_value(self->fd, "uintr_senders:"));
+	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_senders:"));
 	ASSERT_EQ(0, uintr_read_stats(&now));
 	EXPECT_EQ(connected.connections - 2, now.connections);
 	/* Nothing left to revoke. */
@@ -352,7 +340,7 @@ TEST_F(rx, revoke_one_process_leaves_the_others)
 	EXPECT_EQ(0, uintr_revoke(self->fd, getpid()));
 	EXPECT_EQ(1, uintr_revoke(self->fd, a.pid));
 	EXPECT_EQ(0, uintr_revoke(self->fd, a.pid));
-	EXPECT_EQ(1, fdinfo_value(self->fd, "uintr_senders:"));
+	EXPECT_EQ(1, uintr_fdinfo_value(self->fd, "uintr_senders:"));
 	EXPECT_EQ(-1, peer_do(&a, 's'));
 	EXPECT_EQ(SIGSEGV, peer_end(&a));
 	/* b still interrupts us. */

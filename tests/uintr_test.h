@@ -189,6 +189,65 @@ static inline int uintr_write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/* The number in a (sysctl) file; -1 if it cannot be read. */
+static inline long uintr_read_long(const char *path)
+{
+	char text[32];
+
+	return uintr_read_file(path, text, sizeof(text)) ? -1 : strtol(text, NULL, 10);
+}
+
+/* Writes a number to a (sysctl) file; 0 or -1. */
+static inline int uintr_write_long(const char *path, long value)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%ld\n", value);
+	return uintr_write_file(path, text);
+}
+
+/* The connection limits (Documentation: "Limits"). */
+#define UINTR_FD_LIMIT		"/proc/sys/kernel/uintr/max_fd_connections"
+#define UINTR_RECEIVER_LIMIT	"/proc/sys/kernel/uintr/max_receiver_connections"
+#define UINTR_USER_LIMIT	"/proc/sys/user/max_uintr_connections"
+#define UINTR_ENTRY_LIMIT	"/proc/sys/kernel/uintr/max_sender_entries"
+
+/* The three connection limits, saved to be put back after a test. */
+struct uintr_limits {
+	long fd, receiver, user;
+};
+
+/* Reads the limits; 0, or -1 if one cannot be read. */
+static inline int uintr_limits_save(struct uintr_limits *l)
+{
+	l->fd = uintr_read_long(UINTR_FD_LIMIT);
+	l->receiver = uintr_read_long(UINTR_RECEIVER_LIMIT);
+	l->user = uintr_read_long(UINTR_USER_LIMIT);
+	return l->fd > 0 && l->receiver > 0 && l->user > 0 ? 0 : -1;
+}
+
+/* Puts saved limits back; 0, or -1 if one cannot be written. */
+static inline int uintr_limits_restore(const struct uintr_limits *l)
+{
+	int ret = uintr_write_long(UINTR_FD_LIMIT, l->fd);
+
+	ret |= uintr_write_long(UINTR_RECEIVER_LIMIT, l->receiver);
+	ret |= uintr_write_long(UINTR_USER_LIMIT, l->user);
+	return ret;
+}
+
+/* The value of field key ("uintr_masked:") in fd's fdinfo; -1 if none. */
+static inline long long uintr_fdinfo_value(int fd, const char *key)
+{
+	char path[64], text[2048], *at;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (uintr_read_file(path, text, sizeof(text)))
+		return -1;
+	at = strstr(text, key);
+	return at ? strtoll(at + strlen(key), NULL, 0) : -1;
+}
+
 /*
  * Whether the CPU itself runs user interrupts on this boot: the kernel
  * shows the "uintr" flag in /proc/cpuinfo in hardware mode only.
