@@ -131,6 +131,43 @@ static long call_register_self(struct scenario_state *st)
 	return uintr_register_self(5, 0);
 }
 
+/*
+ * A table whose first page is full: four helper receivers (threads that
+ * stay until the child process exits) with 64 fds each, all connected.
+ * The call then grows the table by a page.
+ */
+static pthread_barrier_t helpers_ready;
+static int helper_fds[256];
+
+static void *helper_receiver(void *arg)
+{
+	int *fds = arg;
+
+	if (uintr_register_handler(handler_address(), 0) == 0)
+		for (int v = 0; v < 64; v++)
+			fds[v] = uintr_create_fd(v, 0);
+	pthread_barrier_wait(&helpers_ready);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int prep_full_page(struct scenario_state *st)
+{
+	pthread_t t;
+
+	if (prep_fd(st) || pthread_barrier_init(&helpers_ready, NULL, 5))
+		return -1;
+	for (int r = 0; r < 4; r++)
+		if (pthread_create(&t, NULL, helper_receiver, helper_fds + 64 * r))
+			return -1;
+	pthread_barrier_wait(&helpers_ready);
+	for (int i = 0; i < 256; i++)
+		if (helper_fds[i] <= 0 || uintr_register_sender(helper_fds[i], 0) != i)
+			return -1;
+	return 0;
+}
+
 static long call_register_sender_shared(struct scenario_state *st)
 {
 	return uintr_register_sender(st->fd[0], UINTR_SENDER_SHARED);
@@ -171,6 +208,7 @@ static struct scenario scenarios[] = {
 	{ "register_sender(SHARED)", prep_fd, call_register_sender_shared, 0, 0, 1 },
 	{ "register_self(SHARED)", prep_handler, call_register_self_shared, 0, 0, 1 },
 	{ "ipi_fd", prep_nothing, call_ipi_fd, -1, 0, 1 },
+	{ "register_sender(the table grows)", prep_full_page, call_register_sender, 256, 0, 1 },
 };
 
 /* One attempt, in a thread of its own so that its exit frees it all. */

@@ -38,7 +38,7 @@
 /* The connection limits during the run (see limits.c). */
 #define FD_ROOM		2
 #define RECEIVER_ROOM	3
-#define USER_ROOM	40
+#define USER_ROOM	16
 
 static UINTR_HANDLER(fuzz_handler)
 {
