@@ -97,9 +97,9 @@ impl Reservation {
         }
         // Below the page count `new` converted to u32: exact.
         let page_index = index as u32;
-        // SAFETY: `page_index` is a page of the reservation that maps the
-        // zero page (the invariants); `page` then belongs to the
-        // reservation, freed only after it is unmapped (drop).
+        // `page` then belongs to the reservation, freed only after it is
+        // unmapped (drop).
+        // SAFETY: `page_index` is a reserved page still mapping the zero page.
         let ret = unsafe {
             bindings::uintr_uitt_map(self.area.as_ptr().cast(), page_index, page.as_ptr())
         };
@@ -114,10 +114,10 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        // SAFETY: `area` is the reservation, unreserved only here; no CPU
-        // uses the table any more (its owner unloaded it from every thread
-        // and waited for SENDUIPIs in flight).  `pages` are freed after
-        // this body, as the fields drop: never while mapped.
+        // No CPU uses the table any more: its owner unloaded it from every
+        // thread and waited for SENDUIPIs in flight.  `pages` are freed
+        // after this body, as the fields drop: never while mapped.
+        // SAFETY: `area` is the reservation, unreserved only here.
         unsafe { bindings::uintr_uitt_unreserve(self.area.as_ptr().cast()) };
     }
 }
@@ -191,9 +191,9 @@ impl Uitt {
 
     /// The usable entries.
     fn entries(&self) -> &[UittEntry] {
-        // SAFETY: by the invariant the first `usable()` entries are valid,
-        // aligned memory until drop; entries are atomics, so shared
-        // references to them are sound.
+        // Entries are atomics, so shared references to them are sound.
+        // SAFETY: the first `usable()` entries are valid, aligned memory
+        // until drop (the invariant).
         unsafe { core::slice::from_raw_parts(self.area.as_ptr(), self.usable()) }
     }
 
