@@ -11,6 +11,7 @@ use kernel::ffi::{c_char, c_int, c_long, c_uint, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
 
+use crate::area;
 use crate::delivery::{self, Recognition};
 use crate::emulate;
 use crate::mode::{self, Request};
@@ -19,6 +20,8 @@ use crate::shared::ProcessTable;
 use crate::stats;
 use crate::syscalls;
 use crate::thread::ThreadState;
+use crate::upid;
+use crate::upid_pool;
 use crate::waitlist;
 
 /// A syscall result as the C entry returns it.
@@ -66,6 +69,12 @@ pub extern "C" fn uintr_rust_init(hardware_usable: bool) -> c_int {
     if let Err(err) = waitlist::init() {
         pr_err!("no memory for the wait lists: no sleeping receivers\n");
         return err.to_errno();
+    }
+    if area::in_use() {
+        if let Err(err) = upid_pool::init().and_then(|()| upid::init_sink()) {
+            pr_err!("no memory for the UPID pool: no receivers\n");
+            return err.to_errno();
+        }
     }
     let cpu = if cpu_enumerates_uintr() {
         "has"

@@ -40,6 +40,7 @@ const __LOG_PREFIX: &[u8] = b"uintr\0";
 
 pub mod entry;
 
+mod area;
 mod cpu;
 mod delivery;
 mod emulate;
@@ -63,6 +64,7 @@ mod thread;
 mod uintr_fd;
 mod uitt;
 mod upid;
+mod upid_pool;
 mod user;
 mod wait;
 mod waitlist;

@@ -14,8 +14,10 @@
 //! that room with pages of its own one page (256 entries) at a time; the
 //! rest maps the zero page read-only, where the CPU reads invalid entries.
 //! So the address and UITTSZ that a thread's MSRs hold stay right however
-//! the table grows (see `uintr_uitt_reserve()` in the C glue).  This
-//! module is the thin unsafe layer over that memory.
+//! the table grows (see `uintr_uitt_reserve()` in the C glue).  On the
+//! UINTR hardware the reservation is in the User Interrupts area, which
+//! every process maps (see `area`).  This module is the thin unsafe layer
+//! over that memory.
 
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -24,6 +26,8 @@ use kernel::new_mutex;
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 use kernel::sync::Mutex;
+
+use crate::area;
 
 /// Entries in one page of the table.
 pub(crate) const ENTRIES_PER_PAGE: usize = PAGE_SIZE / core::mem::size_of::<UittEntry>();
@@ -64,8 +68,9 @@ struct Reservation {
 unsafe impl Send for Reservation {}
 
 impl Reservation {
-    /// Room for `pages` pages (at least one), none of them backed.
-    fn new(pages: usize) -> Result<Self> {
+    /// Room for `pages` pages (at least one), none of them backed; in the
+    /// User Interrupts area if `in_area`.
+    fn new(pages: usize, in_area: bool) -> Result<Self> {
         let count = u32::try_from(pages).map_err(|_| EINVAL)?;
         if count == 0 {
             return Err(EINVAL);
@@ -73,7 +78,7 @@ impl Reservation {
         let list = KVec::with_capacity(pages, GFP_KERNEL_ACCOUNT)?;
         // SAFETY: `count` is not zero; the C glue returns a reservation of
         // that many pages, each mapping the zero page, or NULL.
-        let area = unsafe { bindings::uintr_uitt_reserve(count) };
+        let area = unsafe { bindings::uintr_uitt_reserve(count, in_area) };
         let area = NonNull::new(area.cast::<UittEntry>()).ok_or(ENOMEM)?;
         Ok(Self {
             area,
@@ -148,9 +153,10 @@ unsafe impl Sync for Uitt {}
 
 impl Uitt {
     /// A table of up to `capacity` entries (at least one), with its first
-    /// page backed and every entry invalid.
+    /// page backed and every entry invalid; in the User Interrupts area on
+    /// the UINTR hardware (see `area`).
     pub(crate) fn new(capacity: usize) -> Result<impl PinInit<Self>> {
-        let mut reservation = Reservation::new(pages_for(capacity))?;
+        let mut reservation = Reservation::new(pages_for(capacity), area::in_use())?;
         reservation.back_next(Page::alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?)?;
         let area = reservation.area;
         let usable = ENTRIES_PER_PAGE.min(capacity);

@@ -9,12 +9,16 @@
 //! supervisor rights at the address stored in the sender's UITT, so a UPID
 //! lives in kernel memory at a stable address, 64-byte aligned, and is
 //! reference counted: every UITT entry that can reach it holds a reference.
+//! On the UINTR hardware that memory is a slot of the User Interrupts area
+//! (see `area` and `upid_pool`), which every process maps for the CPU.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+use crate::area;
 use crate::stats::{self, Live};
+use crate::upid_pool::Slot;
 
 /// UPID.ON: a notification is outstanding.
 const UPID_ON: u64 = 1 << 0;
@@ -37,47 +41,97 @@ pub(crate) struct Notification {
     pub(crate) nv: u8,
 }
 
-/// A UPID: the 16 bytes the hardware defines, then bookkeeping.
+/// The 16 bytes the hardware defines, 64-byte aligned as it requires.
 #[repr(C, align(64))]
-pub(crate) struct Upid {
+pub(crate) struct Descriptor {
     /// ON (bit 0), SN (bit 1), NV (bits 23:16), NDST (bits 63:32).
     control: AtomicU64,
     /// Posted-interrupt requests, one bit per user vector.
     pir: AtomicU64,
+}
+
+impl Descriptor {
+    /// Notification vector `nv`, notifications suppressed, nothing
+    /// posted.
+    const fn initial(nv: u8) -> u64 {
+        UPID_SN | ((nv as u64) << UPID_NV_SHIFT)
+    }
+}
+
+/// Where a UPID's descriptor lives.
+enum Storage {
+    /// In the UPID itself, in kernel memory: the emulation reads it only
+    /// from the kernel.
+    Inline(Descriptor),
+    /// In the User Interrupts area, which the CPU's UINTR reaches while
+    /// user code runs (see `area`).
+    Area(Slot),
+}
+
+/// A UPID: its descriptor, then bookkeeping.
+pub(crate) struct Upid {
+    storage: Storage,
     /// Counts this UPID in [`stats::UPIDS`].
     _live: Live,
 }
 
 impl Upid {
     /// A new UPID with notification vector `nv`, notifications
-    /// suppressed and nothing posted.
+    /// suppressed and nothing posted; in the area on the UINTR hardware.
     pub(crate) fn new(nv: u8) -> Result<Arc<Self>> {
+        let storage = if area::in_use() {
+            let slot = Slot::new()?;
+            let descriptor = slot.descriptor();
+            descriptor.pir.store(0, Ordering::Relaxed);
+            descriptor
+                .control
+                .store(Descriptor::initial(nv), Ordering::Relaxed);
+            Storage::Area(slot)
+        } else {
+            Storage::Inline(Descriptor {
+                control: AtomicU64::new(Descriptor::initial(nv)),
+                pir: AtomicU64::new(0),
+            })
+        };
+        // Published to other CPUs only through the `Arc`, whose
+        // allocation orders the stores above before it.
         Ok(Arc::new(
             Upid {
-                control: AtomicU64::new(UPID_SN | (u64::from(nv) << UPID_NV_SHIFT)),
-                pir: AtomicU64::new(0),
+                storage,
                 _live: Live::new(&stats::UPIDS),
             },
             GFP_KERNEL_ACCOUNT,
         )?)
     }
 
+    /// The descriptor.
+    fn descriptor(&self) -> &Descriptor {
+        match &self.storage {
+            Storage::Inline(descriptor) => descriptor,
+            Storage::Area(slot) => slot.descriptor(),
+        }
+    }
+
     /// The address the UITT entries store.
     pub(crate) fn address(&self) -> u64 {
-        self as *const Self as u64
+        self.descriptor() as *const Descriptor as u64
     }
 
     /// Stops notifications: the receiver left its CPU (until `run_on`),
     /// or is gone for good.
     pub(crate) fn suppress(&self) {
-        self.control.fetch_or(UPID_SN, Ordering::SeqCst);
+        self.descriptor()
+            .control
+            .fetch_or(UPID_SN, Ordering::SeqCst);
     }
 
     /// Posts `vector`, as SENDUIPI does: sets its PIR bit and, unless a
     /// notification is outstanding or suppressed, marks one outstanding
     /// and returns it for the caller to send.
     pub(crate) fn post(&self, vector: u8) -> Option<Notification> {
-        self.pir.fetch_or(1u64 << vector, Ordering::SeqCst);
+        self.descriptor()
+            .pir
+            .fetch_or(1u64 << vector, Ordering::SeqCst);
         self.claim_notification()
     }
 
@@ -96,12 +150,12 @@ impl Upid {
     /// [`take_posted`]: Upid::take_posted
     /// [`acknowledge`]: Upid::acknowledge
     pub(crate) fn claim_notification(&self) -> Option<Notification> {
-        let mut control = self.control.load(Ordering::SeqCst);
+        let mut control = self.descriptor().control.load(Ordering::SeqCst);
         loop {
             if control & (UPID_ON | UPID_SN) != 0 {
                 return None;
             }
-            match self.control.compare_exchange_weak(
+            match self.descriptor().control.compare_exchange_weak(
                 control,
                 control | UPID_ON,
                 Ordering::SeqCst,
@@ -124,7 +178,7 @@ impl Upid {
     /// returns whether it does.  The caller then looks at PIR: a post
     /// after the clear notifies again.
     pub(crate) fn acknowledge(&self, nv: u8) -> bool {
-        let mut control = self.control.load(Ordering::SeqCst);
+        let mut control = self.descriptor().control.load(Ordering::SeqCst);
         loop {
             if control & UPID_NV_MASK != u64::from(nv) << UPID_NV_SHIFT {
                 return false;
@@ -132,7 +186,7 @@ impl Upid {
             if control & UPID_ON == 0 {
                 return true;
             }
-            match self.control.compare_exchange_weak(
+            match self.descriptor().control.compare_exchange_weak(
                 control,
                 control & !UPID_ON,
                 Ordering::SeqCst,
@@ -148,8 +202,10 @@ impl Upid {
     /// order, a post in between either sees ON clear and notifies again,
     /// or is taken here.)
     pub(crate) fn take_posted(&self) -> u64 {
-        self.control.fetch_and(!UPID_ON, Ordering::SeqCst);
-        self.pir.swap(0, Ordering::SeqCst)
+        self.descriptor()
+            .control
+            .fetch_and(!UPID_ON, Ordering::SeqCst);
+        self.descriptor().pir.swap(0, Ordering::SeqCst)
     }
 
     /// The receiver runs on the CPU `ndst`: notify it there from now on.
@@ -177,8 +233,8 @@ impl Upid {
     /// fdinfo (they may change at any moment).
     pub(crate) fn snapshot(&self) -> (u64, u64) {
         (
-            self.control.load(Ordering::SeqCst),
-            self.pir.load(Ordering::SeqCst),
+            self.descriptor().control.load(Ordering::SeqCst),
+            self.descriptor().pir.load(Ordering::SeqCst),
         )
     }
 
@@ -189,7 +245,7 @@ impl Upid {
 
     /// The requests posted and not yet taken (PIR), left in place.
     pub(crate) fn posted(&self) -> u64 {
-        self.pir.load(Ordering::SeqCst)
+        self.descriptor().pir.load(Ordering::SeqCst)
     }
 
     /// Replaces the control word by `change(old)`, atomically: ON may be
@@ -197,30 +253,43 @@ impl Upid {
     fn update(&self, change: impl Fn(u64) -> u64) {
         // The closure never refuses, so neither does the update.
         let _ = self
+            .descriptor()
             .control
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some(change(old)));
     }
 }
 
 /// What the UITT entries of a masked vector name instead of the receiver's
-/// UPID (see `UintrFd::set_masked`): a UPID whose notifications are
+/// UPID (see `UintrFd::set_masked`): a descriptor whose notifications are
 /// suppressed for good, so that SENDUIPI through such an entry only sets a
-/// bit nobody reads.  The layout is the hardware's; only the CPU reads it.
-#[repr(C, align(64))]
-#[allow(dead_code)]
-struct Sink {
-    control: AtomicU64,
-    pir: AtomicU64,
-}
-
-/// The one sink, shared by every masked entry: static, so that no entry
-/// outlives it.
-static SINK: Sink = Sink {
+/// bit nobody reads.  Only the CPU reads it.  Static, so that no entry
+/// outlives it; on the UINTR hardware, a slot of the area taken at boot
+/// and never given back ([`init_sink`]).
+static SINK: Descriptor = Descriptor {
     control: AtomicU64::new(UPID_SN),
     pir: AtomicU64::new(0),
 };
 
+/// The address of the sink in the area, once [`init_sink`] ran.
+static AREA_SINK: AtomicU64 = AtomicU64::new(0);
+
+/// Takes the sink's slot in the area; called once at boot, on the UINTR
+/// hardware, before any UITT entry exists.
+pub(crate) fn init_sink() -> Result {
+    let slot = Slot::new()?;
+    let descriptor = slot.descriptor();
+    descriptor.pir.store(0, Ordering::Relaxed);
+    descriptor.control.store(UPID_SN, Ordering::Relaxed);
+    AREA_SINK.store(descriptor as *const Descriptor as u64, Ordering::Release);
+    // Kept for as long as the kernel runs: any masked entry may name it.
+    core::mem::forget(slot);
+    Ok(())
+}
+
 /// The address of the sink, for the entries of masked vectors.
 pub(crate) fn sink_address() -> u64 {
-    &SINK as *const Sink as u64
+    match AREA_SINK.load(Ordering::Acquire) {
+        0 => &SINK as *const Descriptor as u64,
+        area => area,
+    }
 }
