@@ -64,8 +64,12 @@ class Results:
         self.skipped = 0
         self.lines = []
         self.details = []
+        # Names the boot of the console being read ("pti/" for
+        # console-pti.log), empty for the main boot's console.log.
+        self.boot = ""
 
     def add(self, suite, ok, desc, skip=False, detail=None):
+        suite = self.boot + suite
         if skip:
             self.skipped += 1
             word = "skip"
@@ -206,7 +210,10 @@ def summary(args):
     if len(consoles) != len(statuses):
         sys.exit("harness: one --qemu-status per --console")
     for path, status in zip(consoles, statuses):
+        m = re.search(r"console-(.+)\.log$", path)
+        results.boot = f"{m.group(1)}/" if m else ""
         parse_console(path, status, results)
+    results.boot = ""
     for line in results.lines:
         print(line)
     for what, detail in results.details:

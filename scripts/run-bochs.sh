@@ -20,8 +20,15 @@
 # Bochs's own log goes to <console log>.bochs (when a log is given).
 set -uo pipefail
 
+# run-bochs.sh deps: only install what a boot needs (make bochs does,
+# before make check starts two models at once).
+packages=(bochsbios vgabios isolinux syslinux-common xorriso)
+if [ "${1:-}" = deps ]; then
+	exec "$(dirname "$0")/apt-install.sh" run-bochs "${packages[@]}"
+fi
 if [ $# -lt 3 ]; then
 	echo "usage: $0 <check|demo|shell|bench> <bzImage> <initramfs> [console log]" >&2
+	echo "       $0 deps" >&2
 	exit 2
 fi
 mode=$1
@@ -37,7 +44,7 @@ for f in "$kernel" "$initrd"; do
 done
 
 # Runtime packages: the BIOS and VGA BIOS images, ISOLINUX and xorriso.
-"$top/scripts/apt-install.sh" run-bochs bochsbios vgabios isolinux syslinux-common xorriso ||
+"$top/scripts/apt-install.sh" run-bochs "${packages[@]}" ||
 	exit 2
 
 bochs=${UINTR_BOCHS:-}
