@@ -24,6 +24,8 @@
 #define GROUP		CGROOT "/uintr-memcg"
 #define THREADS		384
 #define UITT_BYTES	4096L
+/* Pages the group's other kernel memory may move by (see below). */
+#define SLACK		8
 
 /* What the member process reports to the test through a pipe. */
 struct member_report {
@@ -249,11 +251,16 @@ TEST_F_TIMEOUT(memcg, senders_are_charged_to_the_group, 300)
 	EXPECT_EQ(THREADS, r.registered);
 	EXPECT_EQ(0, r.enomem + r.other_errors);
 	/*
-	 * The group's kernel memory outside the slab grows by at least the
-	 * UITT pages, its slab by at least half the slots, its charge by both.
+	 * The group's kernel memory outside the slab grows by the UITT pages,
+	 * its slab by at least half the slots, its charge by both.  The rest
+	 * of the group's kernel memory moves by a page or two meanwhile
+	 * (caches of thread stacks, frees deferred from before, statistics
+	 * flushed in batches): SLACK pages of the 384 may be missing, far
+	 * from the nothing that UITT pages not charged to the group would
+	 * give.
 	 */
 	EXPECT_GE((r.kernel_after - r.slab_after) - (r.kernel_before - r.slab_before),
-		  THREADS * UITT_BYTES);
+		  (THREADS - SLACK) * UITT_BYTES);
 	EXPECT_GE(r.slab_after - r.slab_before, THREADS * UITT_BYTES);
 	EXPECT_GE(r.current_after - r.current_before, 2 * THREADS * UITT_BYTES);
 	count_oom_kills(self->kmsg, &kills, &group_kills);
