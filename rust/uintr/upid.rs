@@ -93,8 +93,8 @@ impl Upid {
                 pir: AtomicU64::new(0),
             })
         };
-        // Published to other CPUs only through the `Arc`, whose
-        // allocation orders the stores above before it.
+        // Other CPUs see the descriptor only once a UITT entry or an MSR
+        // names it, written later with release ordering.
         Ok(Arc::new(
             Upid {
                 storage,

@@ -161,9 +161,9 @@ impl Slot {
     /// The descriptor, valid while the slot is taken.
     pub(crate) fn descriptor(&self) -> &Descriptor {
         let start = self.page.page.start().cast::<Descriptor>();
-        // SAFETY: the page is mapped while `self.page` lives; slot `index`
-        // (below `PER_PAGE`) is a 64-byte aligned descriptor in it, taken
-        // by `self` alone; its fields are atomics, so sharing it is sound.
+        // Slot `index` (below `PER_PAGE`) is a 64-byte aligned descriptor
+        // of the page, taken by `self` alone; its fields are atomics.
+        // SAFETY: the page stays mapped while `self.page` lives (above).
         unsafe { &*start.as_ptr().add(self.index) }
     }
 }
