@@ -56,6 +56,12 @@ impl Descriptor {
     const fn initial(nv: u8) -> u64 {
         UPID_SN | ((nv as u64) << UPID_NV_SHIFT)
     }
+
+    /// Starts a reused descriptor afresh: nothing posted, `control`.
+    fn reset(&self, control: u64) {
+        self.pir.store(0, Ordering::Relaxed);
+        self.control.store(control, Ordering::Relaxed);
+    }
 }
 
 /// Where a UPID's descriptor lives.
@@ -81,11 +87,7 @@ impl Upid {
     pub(crate) fn new(nv: u8) -> Result<Arc<Self>> {
         let storage = if area::in_use() {
             let slot = Slot::new()?;
-            let descriptor = slot.descriptor();
-            descriptor.pir.store(0, Ordering::Relaxed);
-            descriptor
-                .control
-                .store(Descriptor::initial(nv), Ordering::Relaxed);
+            slot.descriptor().reset(Descriptor::initial(nv));
             Storage::Area(slot)
         } else {
             Storage::Inline(Descriptor {
@@ -278,8 +280,7 @@ static AREA_SINK: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn init_sink() -> Result {
     let slot = Slot::new()?;
     let descriptor = slot.descriptor();
-    descriptor.pir.store(0, Ordering::Relaxed);
-    descriptor.control.store(UPID_SN, Ordering::Relaxed);
+    descriptor.reset(UPID_SN);
     AREA_SINK.store(descriptor as *const Descriptor as u64, Ordering::Release);
     // Kept for as long as the kernel runs: any masked entry may name it.
     core::mem::forget(slot);
