@@ -15,10 +15,11 @@ use kernel::prelude::*;
 
 use crate::cpu;
 use crate::frame;
-use crate::receiver::Receiver;
+use crate::receiver::{Receiver, NOTIFICATION_VECTOR};
 use crate::regs::UserRegs;
 use crate::restart::{self, Fate};
 use crate::thread::ThreadState;
+use crate::trace::{self, SleepFate, Switch};
 use crate::uirr;
 use crate::user;
 
@@ -53,6 +54,23 @@ pub(crate) fn pick_up(thread: &ThreadState<'_>) -> Recognition {
         return Recognition::NotReceiver;
     };
     let posted = receiver.upid().take_posted();
+    add_posted(thread, &receiver, posted)
+}
+
+/// The notification vector arrived for the running receiver: picks up
+/// what was posted, as [`pick_up`], and traces it.
+fn notified(thread: &ThreadState<'_>) -> Recognition {
+    let Some(receiver) = thread.receiver() else {
+        return Recognition::NotReceiver;
+    };
+    let posted = receiver.upid().take_posted();
+    trace::notify(NOTIFICATION_VECTOR, receiver.global_tid(), posted);
+    add_posted(thread, &receiver, posted)
+}
+
+/// Adds `posted` to the thread's UIRR; tells whether anything is pending
+/// now.
+fn add_posted(thread: &ThreadState<'_>, receiver: &Receiver, posted: u64) -> Recognition {
     let uirr = cpu::add_requests(thread, posted);
     if uirr == 0 {
         Recognition::Nothing
@@ -80,7 +98,7 @@ pub(crate) fn recognize(thread: &ThreadState<'_>, interrupted_user: bool) -> Rec
     let recognition = match thread.receiver() {
         Some(receiver) if receiver.is_waiting() => Recognition::Nothing,
         Some(receiver) if cpu::is_hardware() => posted_recognition(&receiver),
-        _ => pick_up(thread),
+        _ => notified(thread),
     };
     match recognition {
         Recognition::PendingInterruptSleep if interrupted_user => Recognition::Pending,
@@ -117,8 +135,11 @@ pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interr
         let state = cpu::leaving_state(thread);
         state.uif && receiver.arm(cpu, ndst, state.requests != 0)
     };
-    if !armed {
+    if armed {
+        trace::switch(Switch::Arm, receiver.global_tid(), ndst);
+    } else {
         receiver.upid().suppress();
+        trace::switch(Switch::Suppress, receiver.global_tid(), ndst);
     }
 }
 
@@ -140,8 +161,11 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
     if receiver.is_waiting() {
         return hardware;
     }
-    if !receiver.disarm(ndst) {
+    if receiver.disarm(ndst) {
+        trace::switch(Switch::Disarm, receiver.global_tid(), ndst);
+    } else {
         receiver.upid().run_on(ndst);
+        trace::switch(Switch::Retarget, receiver.global_tid(), ndst);
     }
     hardware || pick_up(thread).is_pending()
 }
@@ -184,6 +208,7 @@ pub(crate) fn deliver(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Resu
     regs.set_sp(frame.new_rsp);
     regs.set_flags(frame.handler_rflags);
     regs.set_ip(receiver.handler());
+    trace::deliver(vector, frame.new_rsp, receiver.handler());
     Ok(())
 }
 
@@ -209,15 +234,21 @@ pub(crate) fn settle_interrupted_syscall(
     }
     // The return value is a negative errno or a result: the cast
     // reinterprets the register.
-    match restart::fate(regs.ax() as i64, flags.restart) {
-        Fate::Eintr => regs.set_ax(EINTR.to_errno() as i64 as u64),
+    let ret = regs.ax() as i64;
+    let traced = match restart::fate(ret, flags.restart) {
+        Fate::Eintr => {
+            regs.set_ax(EINTR.to_errno() as i64 as u64);
+            SleepFate::Eintr
+        }
         Fate::Restart => {
             // Enter the call again: its number, and back over SYSCALL.
             regs.set_ax(regs.orig_ax());
             regs.set_ip(regs.ip().wrapping_sub(SYSCALL_INSN_LEN));
+            SleepFate::Restart
         }
-        Fate::Keep => {}
-    }
+        Fate::Keep => SleepFate::Keep,
+    };
+    trace::sleep_interrupted(regs.orig_ax(), ret, traced);
     true
 }
 

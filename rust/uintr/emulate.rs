@@ -24,6 +24,7 @@ use crate::mode::{self, Mode};
 use crate::regs::UserRegs;
 use crate::shared;
 use crate::thread::ThreadState;
+use crate::trace;
 use crate::user;
 
 /// The emulator's verdict (C's `enum uintr_emulation`).
@@ -143,5 +144,7 @@ fn uiret(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>) -> Outcome {
     regs.set_flags(state.rflags);
     regs.set_sp(state.rsp);
     thread.set_uif(true);
-    delivery_due(thread)
+    let outcome = delivery_due(thread);
+    trace::uiret(state.rip, state.rsp, outcome == Outcome::Deliver);
+    outcome
 }

@@ -25,6 +25,7 @@ use crate::errno;
 use crate::shared::IpiFd;
 use crate::syscalls;
 use crate::thread::ThreadState;
+use crate::trace;
 use crate::uintr_fd::UintrFd;
 
 /// The file operations of every uintr_fd.
@@ -136,6 +137,7 @@ unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::
     // SAFETY: `file` is valid; its `private_data` is the `Arc` from `create`.
     let object = unsafe { Arc::<UintrFd>::from_foreign((*file).private_data) };
     object.release();
+    trace::fd_release(object.vector(), object.receiver().global_tid());
     0
 }
 

@@ -40,6 +40,14 @@ impl ThreadPid {
         // SAFETY: `self.0` is a counted reference, valid until `drop`.
         unsafe { bindings::pid_vnr(self.0.as_ptr()) }
     }
+
+    /// The TID in the initial PID namespace, as trace events give it.
+    pub(crate) fn global(&self) -> i32 {
+        let init_ns = core::ptr::addr_of_mut!(bindings::init_pid_ns);
+        // SAFETY: `self.0` is a counted reference, valid until `drop`;
+        // `init_pid_ns` is a static of the kernel, never freed.
+        unsafe { bindings::pid_nr_ns(self.0.as_ptr(), init_ns) }
+    }
 }
 
 impl Drop for ThreadPid {

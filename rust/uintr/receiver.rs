@@ -60,6 +60,20 @@ pub(crate) struct HandlerFlags {
     pub(crate) restart: bool,
 }
 
+impl HandlerFlags {
+    /// The flags as uintr_register_handler() takes them.
+    pub(crate) fn bits(&self) -> u32 {
+        let mut bits = 0;
+        if self.interrupt_sleep {
+            bits |= bindings::UINTR_HANDLER_FLAG_INTERRUPT_SLEEP;
+        }
+        if self.restart {
+            bits |= bindings::UINTR_HANDLER_FLAG_RESTART;
+        }
+        bits
+    }
+}
+
 /// A registered receiver.
 #[pin_data]
 pub(crate) struct Receiver {
@@ -256,6 +270,12 @@ impl Receiver {
     /// if it is not visible there.
     pub(crate) fn tid(&self) -> i32 {
         self.pid.in_current_namespace()
+    }
+
+    /// The receiving thread's id in the initial PID namespace, as trace
+    /// events give it.
+    pub(crate) fn global_tid(&self) -> i32 {
+        self.pid.global()
     }
 
     /// Whether the calling thread belongs to the receiving thread's

@@ -19,6 +19,7 @@ use kernel::{new_mutex, new_spinlock};
 use crate::cpu;
 use crate::limits;
 use crate::stats::{self, Live};
+use crate::trace;
 use crate::uintr_fd::UintrFd;
 use crate::uitt::{self, Uitt, ENTRIES_PER_PAGE};
 use crate::upid::{self, Notification, Upid};
@@ -246,11 +247,17 @@ impl Sender {
             .and_then(|i| table.slots.get(i))
             .and_then(Option::as_ref)
             .ok_or(EINVAL)?;
-        if slot.masked {
+        let notification = if slot.masked {
             // The hardware posts to the sink, which never notifies.
-            return Ok(None);
+            None
+        } else {
+            slot.upid.post(slot.vector)
+        };
+        match &notification {
+            Some(n) => trace::send(index, slot.vector, true, n.nv, n.ndst),
+            None => trace::send(index, slot.vector, false, 0, 0),
         }
-        Ok(slot.upid.post(slot.vector))
+        Ok(notification)
     }
 
     /// Invalidates entry `index` if it still is a connection to `fd`.
@@ -270,6 +277,7 @@ impl Sender {
             }
         };
         if slot.is_some() {
+            trace::disconnect(index, fd.vector(), fd.receiver().global_tid());
             // On the hardware, a SENDUIPI on another CPU may have read the
             // entry before it was cleared and still be posting to the UPID
             // (see `cpu::wait_for_senduipis`).

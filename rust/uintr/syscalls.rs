@@ -19,6 +19,7 @@ use crate::receiver::{HandlerFlags, Receiver, STACK_ADJUST, VECTORS};
 use crate::shared::{self, IpiFd, ProcessTable, SenderUse};
 use crate::thread::ThreadState;
 use crate::timeout;
+use crate::trace;
 use crate::uintr_fd::UintrFd;
 use crate::user;
 use crate::wait;
@@ -70,6 +71,7 @@ pub(crate) fn register_handler(
     flags: u32,
 ) -> Result<usize> {
     require_enabled()?;
+    let requested = flags;
     let flags = handler_flags(flags)?;
     if !is_user_code_address(handler) {
         return Err(EFAULT);
@@ -87,6 +89,7 @@ pub(crate) fn register_handler(
     cpu::load_receiver(&receiver)?;
     thread.set_receiver(receiver.clone());
     receiver.activate();
+    trace::register_handler(handler, requested);
     Ok(0)
 }
 
@@ -99,6 +102,7 @@ pub(crate) fn unregister_handler(thread: &ThreadState<'_>, flags: u32) -> Result
     // forgets the UPID before the receiver can go.
     cpu::unload_receiver(thread);
     receiver.shutdown();
+    trace::unregister_handler(receiver.handler(), receiver.flags().bits());
     Ok(0)
 }
 
@@ -112,7 +116,9 @@ pub(crate) fn create_fd(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Re
     let receiver = thread.receiver().ok_or(EINVAL)?;
     // `vector` < 64: the conversion is exact.
     let object = UintrFd::new(&receiver.into(), vector as u8)?;
-    file::create(object)
+    let fd = file::create(object)?;
+    trace::fd_create(vector as u8, receiver.global_tid());
+    Ok(fd)
 }
 
 /// The flags uintr_register_sender() and uintr_register_self() know.

@@ -61,6 +61,7 @@ mod slot;
 mod stats;
 mod syscalls;
 mod thread;
+mod trace;
 mod uintr_fd;
 mod uitt;
 mod upid;

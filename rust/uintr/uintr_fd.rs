@@ -30,6 +30,7 @@ use crate::pid::ProcessPid;
 use crate::receiver::Receiver;
 use crate::sender::Sender;
 use crate::stats::{self, Live};
+use crate::trace;
 
 /// A vector claimed from a receiver, returned on drop.
 struct VectorClaim {
@@ -178,6 +179,7 @@ impl UintrFd {
             process,
             _charge: charge,
         });
+        trace::connect(index, self.vector(), self.receiver().global_tid());
         Ok(index)
     }
 

@@ -22,6 +22,7 @@ use crate::errno;
 use crate::glue::{self, CpuPin};
 use crate::receiver::Receiver;
 use crate::thread::ThreadState;
+use crate::trace::{self, WaitEnd};
 use crate::waitlist::{self, Waiter, Wake};
 
 /// Why a wait ended.
@@ -41,6 +42,7 @@ pub(crate) fn wait(
     receiver: ArcBorrow<'_, Receiver>,
     deadline_ns: Option<i64>,
 ) -> Result<usize> {
+    trace::wait_begin(deadline_ns.unwrap_or(-1));
     let waiter = Waiter::new(receiver.upid(), Wake::Wait)?;
     {
         let pin = CpuPin::new();
@@ -62,12 +64,19 @@ pub(crate) fn wait(
     waitlist::dequeue(&waiter);
 
     if pending {
+        trace::wait_end(WaitEnd::Interrupt);
         glue::request_delivery();
         return Err(EINTR);
     }
     match wakeup {
-        Wakeup::Interrupted => Err(EINTR),
-        Wakeup::TimedOut => Err(errno::etimedout()),
+        Wakeup::Interrupted => {
+            trace::wait_end(WaitEnd::Signal);
+            Err(EINTR)
+        }
+        Wakeup::TimedOut => {
+            trace::wait_end(WaitEnd::Timeout);
+            Err(errno::etimedout())
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use kernel::types::ARef;
 
 use crate::glue::{self, IrqsOff};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
+use crate::trace;
 use crate::upid::Upid;
 
 /// The vector a sleeping receiver's UPID notifies instead of the user
@@ -221,6 +222,7 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
             // ON may stay, it needs no more notifications.
             if !waiter.woken.load(Ordering::Relaxed) && waiter.take_wakeup() {
                 waiter.woken.store(true, Ordering::Relaxed);
+                trace::notify(KERNEL_VECTOR, waiter.task.pid(), waiter.upid.posted());
                 batch[n] = Some((waiter.task.clone(), waiter.wake));
                 n += 1;
                 if n == BATCH {
