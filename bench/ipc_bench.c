@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -159,6 +160,7 @@ struct party {
  */
 #define MECH_OVERHEAD	0x8
 #define MECH_ONE_CPU	0x10	/* both parties on the first CPU */
+#define MECH_THREADS	0x20	/* threads only: not in "all-proc" */
 
 /*
  * A mechanism: setup runs once in the row process before the parties
@@ -497,6 +499,40 @@ static void cost_fini(struct party *p)
 	}
 }
 
+/* ---- the IPI floor: membarrier(2) ---- */
+
+/*
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED interrupts each other CPU that runs a
+ * thread of the process and returns once every one has run the barrier:
+ * with B spinning in user space on the other CPU, one call is one IPI
+ * round trip from user space, the least a cross-CPU wakeup costs here.
+ * Threads only: a CPU that runs another process gets no IPI.
+ */
+static void membarrier_setup(struct row *r)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
+		fail_errno("membarrier(REGISTER_PRIVATE_EXPEDITED)");
+}
+
+static void membarrier_ping(struct party *p, long i)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		fail_errno("membarrier(PRIVATE_EXPEDITED)");
+}
+
+/* B keeps its CPU in the process, in user space, until A is done. */
+static void membarrier_fini(struct party *p)
+{
+	struct row_shm *sh = p->r->sh;
+
+	if (p->me == PARTY_A) {
+		store_release(&sh->done, 1);
+		return;
+	}
+	while (!__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE))
+		__asm__ volatile("pause" ::: "memory");
+}
+
 /* ---- eventfd, pipe, unix: blocking read/write of one message ---- */
 
 static void eventfd_setup(struct row *r)
@@ -685,6 +721,11 @@ static const struct mech mechs[] = {
 		.name = "shm-spin",
 		.ping = shm_ping, .pong = shm_pong,
 		.what = "both spinning on a shared int (the floor)",
+	}, {
+		.name = "ipi-floor", .flags = MECH_THREADS,
+		.setup = membarrier_setup,
+		.ping = membarrier_ping, .fini = membarrier_fini,
+		.what = "membarrier(PRIVATE_EXPEDITED) with B spinning: one IPI round trip",
 	}, {
 		.name = "senduipi-cost", .flags = MECH_UINTR | MECH_ONE_WAY,
 		.setup = uintr_setup, .init = cost_init,
@@ -1449,7 +1490,8 @@ static void add_job(const struct mech *m, bool procs)
 static void add_all(bool procs)
 {
 	for (size_t i = 0; i < NR_MECHS; i++)
-		if (!(mechs[i].flags & MECH_OVERHEAD))
+		if (!(mechs[i].flags & MECH_OVERHEAD) &&
+		    !(procs && (mechs[i].flags & MECH_THREADS)))
 			add_job(&mechs[i], procs);
 }
 
@@ -1467,6 +1509,8 @@ static void add_mech(const char *name)
 	for (size_t i = 0; i < NR_MECHS; i++) {
 		if (strlen(mechs[i].name) == len &&
 		    !strncmp(mechs[i].name, name, len)) {
+			if (procs && (mechs[i].flags & MECH_THREADS))
+				usage_error("'%s': threads only", name);
 			add_job(&mechs[i], procs);
 			return;
 		}
