@@ -7,6 +7,7 @@
 #   make demo                                    boot and run samples/
 #   make bench [QUICK=1] [N=n] [ROWS=a,b]        IPC latency table (build/bench/)
 #   make bench-overhead [N=n] [ROUNDS=r]         cost to tasks not using it
+#   make bench-breakdown [N=n] [ROWS=a,b]        where a blocked wakeup spends its time
 #   make shell                                   boot to a guest shell
 #   make lib                                     libuintr (build/libuintr/)
 #   make kernel | initramfs | host-test | tree | deps | clean
@@ -97,7 +98,7 @@ ifdef T
 export UINTR_TESTS := $(T)
 endif
 
-.PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench bench-overhead \
+.PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench bench-breakdown bench-overhead \
 	shell bochs config-matrix series-check clean distclean
 
 all: kernel initramfs
@@ -331,6 +332,21 @@ bench: initramfs
 		scripts/run-guest.sh bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench: guest failed (qemu status $$st)"; exit 1; }
 	@scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
+
+# make bench-breakdown [N=count] [ROWS=a,b]: where a blocked receiver's
+# wakeup spends its time: each row (default uintr-wait,eventfd) runs N
+# (2000) round trips with its wakeup path traced (uintr, sched, syscall and
+# IPI events), and scripts/bench-breakdown.py gives the median of each step
+# of a one-way trip; results in build/bench-breakdown/.
+bench-breakdown: initramfs
+	@mkdir -p $(B)/bench-breakdown
+	@UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=1800 \
+		UINTR_CMDLINE="uintr_bench_n=$(or $(N),2000) $(BENCH_ROWS) kunit.enable=0" \
+		scripts/run-guest.sh breakdown $(BZIMAGE) $(INITRAMFS) \
+		$(B)/bench-breakdown/console.log; \
+		st=$$?; [ $$st = 1 ] || { echo "bench-breakdown: guest failed (qemu status $$st)"; exit 1; }
+	@scripts/bench-breakdown.py $(B)/bench-breakdown/console.log \
+		$(B)/bench-breakdown/breakdown.json | tee $(B)/bench-breakdown/breakdown.md
 
 shell: initramfs
 	@UINTR_MEM=$(GUEST_MEM) scripts/run-guest.sh shell $(BZIMAGE) $(INITRAMFS)
