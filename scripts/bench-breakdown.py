@@ -47,31 +47,42 @@ def matches(ev, name, pid=None, pred=None):
     return ev.name == name and (pid is None or ev.pid == pid) and (pred is None or pred(ev))
 
 
-# A row's steps: (label, event, whose, predicate).  "whose" is "sender"
-# (the party that sent) or "receiver" (the other); None for any task.
+def IDLES(ev, sender, receiver):
+    """The sender's CPU switches from the sender to its idle task."""
+    return int(ev.field("prev_pid")) == sender and ev.field("next_pid") == "0"
+
+
+# A row's steps: (label, event, whose, predicate).  "whose" is "receiver"
+# (the party sent to) for its events only, None for any task's; the
+# predicate is given the event, the sender and the receiver.
 STEPS = {
     "uintr-wait": [
-        ("SENDUIPI (#UD) to the kernel vector's handler on the other CPU",
+        ("SENDUIPI (#UD), CLUI (#UD), uintr_wait() until the sender's CPU idles",
+         "sched_switch", None, IDLES),
+        ("then until the kernel vector's handler runs on the other CPU",
          "uintr_notify", None,
-         lambda ev, r: ev.field("nv") == "0xe9" and int(ev.field("receiver")) == r),
+         lambda ev, s, r: ev.field("nv") == "0xe9" and int(ev.field("receiver")) == r),
         ("handler wakes the waiter, switch to it", "sched_switch", None,
-         lambda ev, r: int(ev.field("next_pid")) == r),
+         lambda ev, s, r: int(ev.field("next_pid")) == r),
         ("the waiter looks, unblocks, picks up", "uintr_wait_end", "receiver", None),
         ("uintr_wait() returns to user mode", "sys_exit", "receiver", None),
         ("STUI (#UD) delivers", "uintr_deliver", "receiver", None),
         ("handler runs, UIRET (#UD)", "uintr_uiret", "receiver", None),
         ("loop, SENDUIPI back (#UD)", "uintr_send", "receiver", None),
     ],
+    # 6.12 queues the wakeup of a task on an idle CPU to that CPU: the
+    # IPI comes first, and the wakeup runs in its handler.
     "eventfd": [
-        ("write() until the wakeup", "sched_wakeup", None,
-         lambda ev, r: int(ev.field("pid")) == r),
-        ("IPI reaches the other CPU", "ipi", None, None),
+        ("write(), read() until the writer's CPU idles", "sched_switch", None, IDLES),
+        ("then until the IPI reaches the other CPU", "ipi", None, None),
+        ("the IPI's handler wakes the reader", "sched_wakeup", None,
+         lambda ev, s, r: int(ev.field("pid")) == r),
         ("switch to the reader", "sched_switch", None,
-         lambda ev, r: int(ev.field("next_pid")) == r),
+         lambda ev, s, r: int(ev.field("next_pid")) == r),
         ("read() returns to user mode", "sys_exit", "receiver",
-         lambda ev, r: ev.syscall() == NR_READ),
+         lambda ev, s, r: ev.syscall() == NR_READ),
         ("loop, write() back", "sys_enter", "receiver",
-         lambda ev, r: ev.syscall() == NR_WRITE),
+         lambda ev, s, r: ev.syscall() == NR_WRITE),
     ],
 }
 
@@ -114,7 +125,7 @@ def trips(row, events):
                     hit = ev.name in ("call_function_single_entry",
                                       "reschedule_entry", "call_function_entry")
                 else:
-                    hit = matches(ev, name, pid) and (pred is None or pred(ev, receiver))
+                    hit = matches(ev, name, pid) and (pred is None or pred(ev, sender, receiver))
                 if hit:
                     found = k
                     break
