@@ -55,10 +55,9 @@ pub(crate) enum Switch {
 #[cfg(CONFIG_TRACEPOINTS)]
 macro_rules! enabled {
     ($tp:ident) => {{
-        // SAFETY: the tracepoint is a static of the kernel image, valid
-        // for as long as it runs; its key's count is read as
-        // static_key_enabled() does, with a single racy load that the
-        // key's writers expect (they also patch the jump in C callers).
+        // The key's count, read as static_key_enabled() does: one racy
+        // load, which the key's writers expect (they also patch C callers).
+        // SAFETY: the tracepoint is a static of the kernel, always valid.
         let count = unsafe {
             core::ptr::read_volatile(core::ptr::addr_of!(bindings::$tp.key.enabled.counter))
         };
