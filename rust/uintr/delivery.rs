@@ -64,7 +64,7 @@ fn notified(thread: &ThreadState<'_>) -> Recognition {
         return Recognition::NotReceiver;
     };
     let posted = receiver.upid().take_posted();
-    trace::notify(NOTIFICATION_VECTOR, receiver.global_tid(), posted);
+    trace::notify(NOTIFICATION_VECTOR, &*receiver, posted);
     add_posted(thread, &receiver, posted)
 }
 
@@ -136,10 +136,10 @@ pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interr
         state.uif && receiver.arm(cpu, ndst, state.requests != 0)
     };
     if armed {
-        trace::switch(Switch::Arm, receiver.global_tid(), ndst);
+        trace::switch(Switch::Arm, &receiver, ndst);
     } else {
         receiver.upid().suppress();
-        trace::switch(Switch::Suppress, receiver.global_tid(), ndst);
+        trace::switch(Switch::Suppress, &receiver, ndst);
     }
 }
 
@@ -162,10 +162,10 @@ pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
         return hardware;
     }
     if receiver.disarm(ndst) {
-        trace::switch(Switch::Disarm, receiver.global_tid(), ndst);
+        trace::switch(Switch::Disarm, &receiver, ndst);
     } else {
         receiver.upid().run_on(ndst);
-        trace::switch(Switch::Retarget, receiver.global_tid(), ndst);
+        trace::switch(Switch::Retarget, &receiver, ndst);
     }
     hardware || pick_up(thread).is_pending()
 }

@@ -137,7 +137,7 @@ unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::
     // SAFETY: `file` is valid; its `private_data` is the `Arc` from `create`.
     let object = unsafe { Arc::<UintrFd>::from_foreign((*file).private_data) };
     object.release();
-    trace::fd_release(object.vector(), object.receiver().global_tid());
+    trace::fd_release(object.vector(), object.receiver());
     0
 }
 

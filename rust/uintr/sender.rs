@@ -277,7 +277,7 @@ impl Sender {
             }
         };
         if slot.is_some() {
-            trace::disconnect(index, fd.vector(), fd.receiver().global_tid());
+            trace::disconnect(index, fd.vector(), fd.receiver());
             // On the hardware, a SENDUIPI on another CPU may have read the
             // entry before it was cleared and still be posting to the UPID
             // (see `cpu::wait_for_senduipis`).

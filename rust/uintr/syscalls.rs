@@ -117,7 +117,7 @@ pub(crate) fn create_fd(thread: &ThreadState<'_>, vector: u64, flags: u32) -> Re
     // `vector` < 64: the conversion is exact.
     let object = UintrFd::new(&receiver.into(), vector as u8)?;
     let fd = file::create(object)?;
-    trace::fd_create(vector as u8, receiver.global_tid());
+    trace::fd_create(vector as u8, &receiver);
     Ok(fd)
 }
 

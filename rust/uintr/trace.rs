@@ -6,9 +6,33 @@
 //! function that emits it (arch/x86/kernel/uintr_trace.c).  An event's
 //! function here calls it only while the event is enabled, which it reads
 //! from the tracepoint's static key: a disabled event costs a load and a
-//! not-taken branch, and no call.
+//! not-taken branch, and no call.  Arguments that take work to compute
+//! (a thread's TID) are passed as the object they come from and read only
+//! while the event is on.
 
+use crate::receiver::Receiver;
 use kernel::bindings;
+use kernel::task::Task;
+
+/// A thread whose TID an event records, in the initial PID namespace as the
+/// events' `common_pid` is.
+pub(crate) trait Thread {
+    /// The thread's TID in the initial PID namespace.
+    fn global_tid(&self) -> i32;
+}
+
+impl Thread for Receiver {
+    fn global_tid(&self) -> i32 {
+        Receiver::global_tid(self)
+    }
+}
+
+impl Thread for Task {
+    fn global_tid(&self) -> i32 {
+        // `task_struct.pid` is the TID in the initial namespace.
+        self.pid()
+    }
+}
 
 // The codes are the header's, small: `as i32` is exact.
 
@@ -94,25 +118,27 @@ events! {
     fn unregister_handler(handler: u64, flags: u32) =>
         __tracepoint_uintr_unregister_handler, uintr_trace_unregister_handler(handler, flags);
     /// A uintr_fd was created for `vector` of thread `receiver`.
-    fn fd_create(vector: u8, receiver: i32) =>
-        __tracepoint_uintr_fd_create, uintr_trace_fd_create(vector, receiver);
+    fn fd_create(vector: u8, receiver: &Receiver) =>
+        __tracepoint_uintr_fd_create, uintr_trace_fd_create(vector, receiver.global_tid());
     /// The last reference to a uintr_fd's file went.
-    fn fd_release(vector: u8, receiver: i32) =>
-        __tracepoint_uintr_fd_release, uintr_trace_fd_release(vector, receiver);
+    fn fd_release(vector: u8, receiver: &Receiver) =>
+        __tracepoint_uintr_fd_release, uintr_trace_fd_release(vector, receiver.global_tid());
     /// A sender's UITT entry `index` now posts `vector` to `receiver`.
-    fn connect(index: usize, vector: u8, receiver: i32) =>
-        __tracepoint_uintr_connect, uintr_trace_connect(index as u64, vector, receiver);
+    fn connect(index: usize, vector: u8, receiver: &Receiver) =>
+        __tracepoint_uintr_connect,
+        uintr_trace_connect(index as u64, vector, receiver.global_tid());
     /// UITT entry `index` no longer posts `vector` to `receiver`.
-    fn disconnect(index: usize, vector: u8, receiver: i32) =>
-        __tracepoint_uintr_disconnect, uintr_trace_disconnect(index as u64, vector, receiver);
+    fn disconnect(index: usize, vector: u8, receiver: &Receiver) =>
+        __tracepoint_uintr_disconnect,
+        uintr_trace_disconnect(index as u64, vector, receiver.global_tid());
     /// An emulated SENDUIPI posted `vector` through `index`, and sent
     /// notification vector `nv` to `ndst` if `notified`.
     fn send(index: u64, vector: u8, notified: bool, nv: u8, ndst: u32) =>
         __tracepoint_uintr_send, uintr_trace_send(index, vector, notified, nv, ndst);
     /// Notification vector `nv` was recognized for thread `receiver`, with
     /// `posted` in its UPID.
-    fn notify(nv: u8, receiver: i32, posted: u64) =>
-        __tracepoint_uintr_notify, uintr_trace_notify(nv, receiver, posted);
+    fn notify(nv: u8, receiver: &impl Thread, posted: u64) =>
+        __tracepoint_uintr_notify, uintr_trace_notify(nv, receiver.global_tid(), posted);
     /// An emulated delivery of `vector` pushed its frame at `frame`.
     fn deliver(vector: u8, frame: u64, handler: u64) =>
         __tracepoint_uintr_deliver, uintr_trace_deliver(vector, frame, handler);
@@ -131,6 +157,6 @@ events! {
         __tracepoint_uintr_sleep_interrupted,
         uintr_trace_sleep_interrupted(nr as _, ret as _, fate as i32);
     /// A context switch changed the UPID of thread `receiver`.
-    fn switch(what: Switch, receiver: i32, ndst: u32) =>
-        __tracepoint_uintr_switch, uintr_trace_switch(what as i32, receiver, ndst);
+    fn switch(what: Switch, receiver: &Receiver, ndst: u32) =>
+        __tracepoint_uintr_switch, uintr_trace_switch(what as i32, receiver.global_tid(), ndst);
 }

@@ -179,7 +179,7 @@ impl UintrFd {
             process,
             _charge: charge,
         });
-        trace::connect(index, self.vector(), self.receiver().global_tid());
+        trace::connect(index, self.vector(), self.receiver());
         Ok(index)
     }
 

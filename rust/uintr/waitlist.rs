@@ -222,7 +222,7 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
             // ON may stay, it needs no more notifications.
             if !waiter.woken.load(Ordering::Relaxed) && waiter.take_wakeup() {
                 waiter.woken.store(true, Ordering::Relaxed);
-                trace::notify(KERNEL_VECTOR, waiter.task.pid(), waiter.upid.posted());
+                trace::notify(KERNEL_VECTOR, &*waiter.task, waiter.upid.posted());
                 batch[n] = Some((waiter.task.clone(), waiter.wake));
                 n += 1;
                 if n == BATCH {
