@@ -60,7 +60,7 @@ KMAKE = $(MAKE) -C $(KSRC) O=$(KOBJ) $(KBUILD_VARS)
 # libuintr-uninstalled.pc and include/ there serve pkg-config from the build
 # directory.  The library itself needs no -muintr.
 LIB_B := $(B)/libuintr
-LIBUINTR_VERSION := 0.2.0
+LIBUINTR_VERSION := 0.3.0
 LIBUINTR_SONAME := libuintr.so.0
 LIBUINTR_A := $(LIB_B)/libuintr.a
 LIBUINTR_SO := $(LIB_B)/libuintr.so

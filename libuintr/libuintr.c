@@ -65,6 +65,18 @@ static long uintr_syscall3(long nr, long a1, long a2, long a3)
 	return ret;
 }
 
+static long uintr_syscall4(long nr, long a1, long a2, long a3, long a4)
+{
+	register long r10 asm("r10") = a4;
+	long ret;
+
+	asm volatile ("syscall"
+		      : "=a" (ret)
+		      : "0" (nr), "D" (a1), "S" (a2), "d" (a3), "r" (r10)
+		      : "rcx", "r11", "memory");
+	return ret;
+}
+
 LIBUINTR_API int libuintr_register_handler(void *handler, unsigned int flags)
 {
 	return uintr_syscall2(__NR_uintr_register_handler, (long)handler, flags);
@@ -94,7 +106,16 @@ LIBUINTR_API int libuintr_unregister_sender(int uintr_fd, unsigned int flags)
 LIBUINTR_API int libuintr_wait(unsigned int flags,
 			       const struct __kernel_timespec *timeout)
 {
-	return uintr_syscall2(__NR_uintr_wait, flags, (long)timeout);
+	return uintr_syscall4(__NR_uintr_wait, flags, (long)timeout, 0, 0);
+}
+
+LIBUINTR_API int libuintr_wait_value(const volatile unsigned long long *word,
+				     unsigned long long expected,
+				     unsigned int flags,
+				     const struct __kernel_timespec *timeout)
+{
+	return uintr_syscall4(__NR_uintr_wait, flags | UINTR_WAIT_VALUE,
+			      (long)timeout, (long)word, (long)expected);
 }
 
 LIBUINTR_API int libuintr_register_self(unsigned long long vector,

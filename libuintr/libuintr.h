@@ -60,8 +60,16 @@ int libuintr_unregister_handler(unsigned int flags);
 int libuintr_create_fd(unsigned long long vector, unsigned int flags);
 int libuintr_register_sender(int uintr_fd, unsigned int flags);
 int libuintr_unregister_sender(int uintr_fd, unsigned int flags);
-/* Never returns 0: -EINTR is the normal way out (see uintr_wait(2)). */
+/*
+ * Never return 0: -EINTR is the normal way out (see uintr_wait(2)).
+ * libuintr_wait() passes no word (UINTR_WAIT_VALUE in its flags fails with
+ * -EFAULT); libuintr_wait_value() adds UINTR_WAIT_VALUE to `flags' and
+ * returns -EAGAIN at once if `*word' no longer holds `expected'.
+ */
 int libuintr_wait(unsigned int flags, const struct __kernel_timespec *timeout);
+int libuintr_wait_value(const volatile unsigned long long *word,
+			unsigned long long expected, unsigned int flags,
+			const struct __kernel_timespec *timeout);
 int libuintr_register_self(unsigned long long vector, unsigned int flags);
 int libuintr_alt_stack(void *sp, size_t size, unsigned int flags);
 int libuintr_ipi_fd(unsigned int flags);

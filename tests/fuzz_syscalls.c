@@ -259,7 +259,7 @@ static int one_call(struct fuzzer *f, uint64_t *s)
 		if (pick(s, 8)) {
 			ret = uintr_wait(UINTR_WAIT_TIMEOUT, tp);
 		} else {
-			uint64_t fl = some_flags(s) | 2;
+			uint64_t fl = some_flags(s) | 4;
 
 			ret = uintr_wait(fl, tp);
 		}

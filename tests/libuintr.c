@@ -113,7 +113,7 @@ TEST(wait_returns_negative_errno)
 	EXPECT_EQ(-EOPNOTSUPP, libuintr_wait(UINTR_WAIT_TIMEOUT, &t));
 
 	ASSERT_EQ(0, libuintr_register_handler((void *)unused_handler, 0));
-	EXPECT_EQ(-EINVAL, libuintr_wait(2, NULL));
+	EXPECT_EQ(-EINVAL, libuintr_wait(4, NULL));
 	EXPECT_EQ(-EFAULT, libuintr_wait(UINTR_WAIT_TIMEOUT, NULL));
 	t.tv_nsec = 1000000000;
 	EXPECT_EQ(-EINVAL, libuintr_wait(UINTR_WAIT_TIMEOUT, &t));

@@ -2,9 +2,10 @@
 /*
  * uintr_wait(): a receiver sleeps until a user interrupt is pending, its
  * handler runs, and the call returns EINTR.  Woken by a thread and by
- * another process, never lost when the sender races the sleep, ended by a
- * signal or by its timeout, and torn down cleanly when the receiver dies
- * asleep while senders keep sending.
+ * another process, never lost when the sender races the sleep (with UIF
+ * clear around the call, or set and UINTR_WAIT_VALUE), ended by a signal
+ * or by its timeout, and torn down cleanly when the receiver dies asleep
+ * while senders keep sending.
  */
 #include "uintr_test.h"
 
@@ -47,6 +48,17 @@ static long wait_for(long long ns)
 	return UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t));
 }
 
+/* uintr_wait(UINTR_WAIT_VALUE | UINTR_WAIT_TIMEOUT) on `word'. */
+static long wait_value(const volatile void *word, unsigned long long expected,
+		       long long ns)
+{
+	struct __kernel_timespec t = {
+		.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL,
+	};
+
+	return libuintr_wait_value(word, expected, UINTR_WAIT_TIMEOUT, &t);
+}
+
 /* Registers `count` with UIF set and returns a uintr_fd for `vector`. */
 static int receiver_setup(struct __test_metadata *_metadata, int vector)
 {
@@ -72,7 +84,7 @@ TEST(needs_a_handler)
 TEST(unknown_flags_are_einval)
 {
 	ASSERT_GE(receiver_setup(_metadata, 1), 0);
-	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(2, NULL)));
+	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(4, NULL)));
 	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(~0u, NULL)));
 	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(0x80000000u, NULL)));
 }
@@ -93,6 +105,43 @@ TEST(bad_timeouts)
 	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
 	t = (struct __kernel_timespec){ .tv_nsec = -1 };
 	EXPECT_EQ(-EINVAL, UINTR_RET(uintr_wait(UINTR_WAIT_TIMEOUT, &t)));
+	EXPECT_EQ(0, handled);
+}
+
+TEST(bad_words)
+{
+	static unsigned long long words[2];
+	struct __kernel_timespec t = { .tv_nsec = -1 };
+
+	EXPECT_EQ(-EOPNOTSUPP, wait_value(words, 0, 0));
+	ASSERT_GE(receiver_setup(_metadata, 1), 0);
+	EXPECT_EQ(-EINVAL, wait_value((char *)words + 4, 0, 0));
+	EXPECT_EQ(-EFAULT, wait_value(NULL, 0, 0));
+	EXPECT_EQ(-EFAULT, wait_value((void *)0xffffffff81000000ull, 0, 0));
+	EXPECT_EQ(-EFAULT, wait_value((void *)0x8000000000000000ull, 0, 0));
+	/* The timeout is checked first; libuintr_wait() passes no word. */
+	EXPECT_EQ(-EINVAL, libuintr_wait_value(words, 1, UINTR_WAIT_TIMEOUT, &t));
+	EXPECT_EQ(-EFAULT, libuintr_wait(UINTR_WAIT_VALUE, NULL));
+	EXPECT_EQ(0, handled);
+}
+
+/*
+ * A word that changed fails at once, one that did not sleeps: the whole
+ * 64 bits are compared.
+ */
+TEST(value_compares_the_word)
+{
+	static unsigned long long word = 0x100000005ull;
+	long long start;
+
+	ASSERT_GE(receiver_setup(_metadata, 1), 0);
+	start = now_ns();
+	EXPECT_EQ(-EAGAIN, wait_value(&word, 5, 5000000000LL));
+	EXPECT_EQ(-EAGAIN, wait_value(&word, 0x200000005ull, 5000000000LL));
+	EXPECT_LT(now_ns() - start, 4000000000LL);
+	start = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, wait_value(&word, 0x100000005ull, 50000000));
+	EXPECT_GE(now_ns() - start, 50000000);
 	EXPECT_EQ(0, handled);
 }
 
@@ -166,6 +215,23 @@ TEST(woken_by_a_thread)
 	EXPECT_EQ(1, handled);
 	EXPECT_EQ(33, last_vector);
 	EXPECT_GE(now_ns() - start, 50000000);
+	pthread_join(t, &ret);
+	EXPECT_EQ(NULL, ret);
+}
+
+/* UIF stays set: the handler runs on the way out of the call it ended. */
+TEST(value_wait_woken_by_a_thread)
+{
+	struct sender_args a = { .delay_ns = 50000000, .sends = 1 };
+	pthread_t t;
+	void *ret;
+
+	a.fd = receiver_setup(_metadata, 34);
+	ASSERT_GE(a.fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_sender, &a));
+	EXPECT_EQ(-EINTR, wait_value(&handled, 0, 10000000000LL));
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(34, last_vector);
 	pthread_join(t, &ret);
 	EXPECT_EQ(NULL, ret);
 }
@@ -369,6 +435,47 @@ TEST_F_TIMEOUT(slow, sender_races_the_sleep, 600)
 	EXPECT_EQ(0, timeouts);
 	EXPECT_EQ(0, other);
 	EXPECT_EQ(0, undelivered);
+	EXPECT_EQ(race_rounds, handled);
+}
+
+/*
+ * As sender_races_the_sleep, with UIF set throughout: a request handled
+ * between the look at the count and the call changed the count, so the
+ * call fails with EAGAIN instead of sleeping until a request that never
+ * comes (a timeout here).
+ */
+TEST_F_TIMEOUT(slow, sender_races_a_value_wait, 600)
+{
+	long timeouts = 0, other = 0, eagain = 0;
+	long long start = now_ns();
+	pthread_t t;
+
+	race_rounds = uintr_debug_kernel() ? RACE_ROUNDS_DEBUG : RACE_ROUNDS;
+	race_round = 0;
+	race_sent = 0;
+	race_fd = receiver_setup(_metadata, 18);
+	ASSERT_GE(race_fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, race_sender, NULL));
+	for (long round = 1; round <= race_rounds; round++) {
+		long seen;
+
+		race_round = round;
+		while ((seen = handled) < round) {
+			long ret = wait_value(&handled, seen, 5000000000LL);
+
+			if (ret == -ETIMEDOUT)
+				timeouts++;
+			else if (ret == -EAGAIN)
+				eagain++;
+			else if (ret != -EINTR)
+				other++;
+		}
+	}
+	pthread_join(t, NULL);
+	printf("# %ld rounds in %lld ms, %ld calls found the count changed\n",
+	       race_rounds, (now_ns() - start) / 1000000, eagain);
+	EXPECT_EQ(0, timeouts);
+	EXPECT_EQ(0, other);
 	EXPECT_EQ(race_rounds, handled);
 }
 

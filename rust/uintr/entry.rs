@@ -308,8 +308,8 @@ syscall_entry!(
     uintr_rust_unregister_sender => syscalls::unregister_sender, (fd: c_int, flags: c_uint)
 );
 syscall_entry!(
-    /// uintr_wait(2): `timeout` is the user address of the timespec.
-    uintr_rust_wait => syscalls::wait, (flags: c_uint, timeout: u64)
+    /// uintr_wait(2): `timeout` and `word` are user addresses.
+    uintr_rust_wait => syscalls::wait, (flags: c_uint, timeout: u64, word: u64, expected: u64)
 );
 syscall_entry!(
     /// uintr_register_self(2)

@@ -216,7 +216,7 @@ pub(crate) fn unregister_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -
 }
 
 /// The flags uintr_wait() knows.
-const WAIT_FLAGS: u32 = bindings::UINTR_WAIT_TIMEOUT;
+const WAIT_FLAGS: u32 = bindings::UINTR_WAIT_TIMEOUT | bindings::UINTR_WAIT_VALUE;
 
 /// The deadline of uintr_wait()'s relative timeout at user address
 /// `timeout` (a `struct __kernel_timespec`): `EFAULT` if it cannot be
@@ -229,9 +229,37 @@ fn wait_deadline(timeout: u64) -> Result<i64> {
     Ok(timeout::deadline(glue::now_ns(), relative))
 }
 
-/// uintr_wait(flags, timeout): sleeps until a user interrupt is pending;
-/// `EINTR` once its handler is due (or for a signal), `ETIMEDOUT`.
-pub(crate) fn wait(thread: &ThreadState<'_>, flags: u32, timeout: u64) -> Result<usize> {
+/// `UINTR_WAIT_VALUE`: `EAGAIN` unless the aligned word at user address
+/// `word` holds `expected`; `EINVAL` if it is not aligned, `EFAULT` if it
+/// cannot be read.
+///
+/// One read, as the call begins, is enough for the word's purpose: the
+/// thread's own handler, which writes it, runs only in user mode, so its
+/// writes before the call are seen here; an interrupt posted after this
+/// read is pending, and the wait returns for it.
+fn check_word(word: u64, expected: u64) -> Result {
+    if word % core::mem::size_of::<u64>() as u64 != 0 {
+        return Err(EINVAL);
+    }
+    let mut value = [0u64; 1];
+    user::read_words(word, &mut value)?;
+    if value[0] != expected {
+        return Err(EAGAIN);
+    }
+    Ok(())
+}
+
+/// uintr_wait(flags, timeout, word, expected): sleeps until a user
+/// interrupt is pending; `EINTR` once its handler is due (or for a
+/// signal), `ETIMEDOUT`, or `EAGAIN` if the word no longer holds
+/// `expected`.
+pub(crate) fn wait(
+    thread: &ThreadState<'_>,
+    flags: u32,
+    timeout: u64,
+    word: u64,
+    expected: u64,
+) -> Result<usize> {
     require_enabled()?;
     if flags & !WAIT_FLAGS != 0 {
         return Err(EINVAL);
@@ -242,6 +270,9 @@ pub(crate) fn wait(thread: &ThreadState<'_>, flags: u32, timeout: u64) -> Result
     } else {
         None
     };
+    if flags & bindings::UINTR_WAIT_VALUE != 0 {
+        check_word(word, expected)?;
+    }
     wait::wait(thread, receiver, deadline)
 }
 

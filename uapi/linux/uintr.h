@@ -39,12 +39,19 @@
 #define UINTR_HANDLER_FLAG_RESTART		0x2U
 
 /*
- * uintr_wait(flags, timeout) flags.  UINTR_WAIT_TIMEOUT: the second
- * argument points to a relative timeout, a struct __kernel_timespec
- * (<linux/time_types.h>); the call fails with ETIMEDOUT when it expires.
- * Without it the second argument is ignored, as in the one-argument call.
+ * uintr_wait(flags, timeout, word, expected) flags.  UINTR_WAIT_TIMEOUT:
+ * the second argument points to a relative timeout, a struct
+ * __kernel_timespec (<linux/time_types.h>); the call fails with ETIMEDOUT
+ * when it expires.  Without it the second argument is ignored, as in the
+ * one-argument call.  UINTR_WAIT_VALUE: the third argument points to an
+ * aligned __u64 that the call reads as it begins; if it differs from the
+ * fourth, the call fails with EAGAIN instead of sleeping.  A handler that
+ * counts into that word lets a thread wait with UIF set and lose no
+ * interrupt, without CLUI and STUI around the call.  Without the flag the
+ * last two arguments are ignored.
  */
 #define UINTR_WAIT_TIMEOUT		0x1U
+#define UINTR_WAIT_VALUE		0x2U
 
 /*
  * uintr_pending(set, flags) flags.  UINTR_PENDING_TAKE: also take the
