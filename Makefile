@@ -334,10 +334,11 @@ bench: initramfs
 	@scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
 
 # make bench-breakdown [N=count] [ROWS=a,b]: where a blocked receiver's
-# wakeup spends its time: each row (default uintr-wait,eventfd) runs N
-# (2000) round trips with its wakeup path traced (uintr, sched, syscall and
-# IPI events), and scripts/bench-breakdown.py gives the median of each step
-# of a one-way trip; results in build/bench-breakdown/.
+# wakeup spends its time: each row (default uintr-wait, uintr-wait-clui
+# and eventfd) runs N (2000) round trips with its wakeup path traced
+# (uintr, sched, syscall and IPI events), and scripts/bench-breakdown.py
+# gives the median of each step of a one-way trip; results in
+# build/bench-breakdown/.
 bench-breakdown: initramfs
 	@mkdir -p $(B)/bench-breakdown
 	@UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=1800 \

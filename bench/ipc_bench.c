@@ -92,9 +92,11 @@ static inline long uintr_register_sender(int fd, unsigned int flags)
 	return syscall(__NR_uintr_register_sender, fd, flags);
 }
 
-static inline long uintr_wait(unsigned int flags, const void *timeout)
+static inline long uintr_wait(unsigned int flags, const void *timeout,
+			      const volatile unsigned long *word,
+			      unsigned long expected)
 {
-	return syscall(__NR_uintr_wait, flags, timeout);
+	return syscall(__NR_uintr_wait, flags, timeout, word, expected);
 }
 
 static inline long uintr_unregister_sender(int fd, unsigned int flags)
@@ -161,6 +163,7 @@ struct party {
 #define MECH_OVERHEAD	0x8
 #define MECH_ONE_CPU	0x10	/* both parties on the first CPU */
 #define MECH_THREADS	0x20	/* threads only: not in "all-proc" */
+#define MECH_CLUI	0x40	/* uintr: waits between CLUI and STUI */
 
 /*
  * A mechanism: setup runs once in the row process before the parties
@@ -414,11 +417,14 @@ static void uintr_spin_init(struct party *p)
 /*
  * Waits until the handler has counted `want` requests.  uintr-spin spins
  * in user space with UIF = 1: the handler interrupts the loop.
- * uintr-wait sleeps in uintr_wait() and the kernel vector wakes it; UIF
- * is cleared around the look and the wait, so that a request arriving
- * just before the call stays pending (the call then returns at once)
- * instead of being handled before it and leaving the call to sleep until
- * the next one; STUI runs the handler.
+ * uintr-wait sleeps in uintr_wait() and the kernel vector wakes it, with
+ * UIF = 1 throughout: a request handled just before the call has changed
+ * the count, so UINTR_WAIT_VALUE makes the call return at once
+ * (EAGAIN) instead of sleeping until the next one; the handler of the
+ * request that ends the sleep runs on the way out of the call.
+ * uintr-wait-clui closes that race the older way, clearing UIF around the
+ * look and the wait, so that such a request stays pending (the call then
+ * returns at once); STUI runs the handler.
  */
 static void uintr_await(const struct party *p, unsigned long want)
 {
@@ -429,9 +435,19 @@ static void uintr_await(const struct party *p, unsigned long want)
 			relax(p->r);
 		return;
 	}
+	if (!(p->r->m->flags & MECH_CLUI)) {
+		unsigned long seen;
+
+		while ((seen = *n) < want)
+			if (uintr_wait(UINTR_WAIT_VALUE, NULL, n, seen) < 0 &&
+			    errno != EINTR && errno != EAGAIN)
+				fail_errno("uintr_wait");
+		return;
+	}
 	while (*n < want) {
 		_clui();
-		if (*n < want && uintr_wait(0, NULL) < 0 && errno != EINTR)
+		if (*n < want && uintr_wait(0, NULL, NULL, 0) < 0 &&
+		    errno != EINTR)
 			fail_errno("uintr_wait");
 		_stui();
 	}
@@ -693,6 +709,13 @@ static const struct mech mechs[] = {
 		.ping = uintr_ping, .pong = uintr_pong,
 		.fini = uintr_fini,
 		.what = "SENDUIPI both ways, receiver blocked in uintr_wait()",
+	}, {
+		.name = "uintr-wait-clui",
+		.flags = MECH_UINTR | MECH_SLEEPS | MECH_CLUI,
+		.setup = uintr_setup, .init = uintr_spin_init,
+		.ping = uintr_ping, .pong = uintr_pong,
+		.fini = uintr_fini,
+		.what = "as uintr-wait, but UIF=0 around the wait (CLUI, STUI)",
 	}, {
 		.name = "eventfd", .msg_len = sizeof(uint64_t),
 		.setup = eventfd_setup,

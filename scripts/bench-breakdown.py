@@ -55,9 +55,12 @@ def IDLES(ev, sender, receiver):
 # A row's steps: (label, event, whose, predicate).  "whose" is "receiver"
 # (the party sent to) for its events only, None for any task's; the
 # predicate is given the event, the sender and the receiver.
-STEPS = {
-    "uintr-wait": [
-        ("SENDUIPI (#UD), CLUI (#UD), uintr_wait() until the sender's CPU idles",
+def uintr_wait_steps(clui):
+    """uintr-wait (UIF set, UINTR_WAIT_VALUE) or uintr-wait-clui (UIF clear
+    around the wait: a CLUI trap before it, the delivery in STUI's)."""
+    return [
+        ("SENDUIPI (#UD), %suintr_wait() until the sender's CPU idles"
+         % ("CLUI (#UD), " if clui else ""),
          "sched_switch", None, IDLES),
         ("then until the kernel vector's handler runs on the other CPU",
          "uintr_notify", None,
@@ -65,11 +68,17 @@ STEPS = {
         ("handler wakes the waiter, switch to it", "sched_switch", None,
          lambda ev, s, r: int(ev.field("next_pid")) == r),
         ("the waiter looks, unblocks, picks up", "uintr_wait_end", "receiver", None),
-        ("uintr_wait() returns to user mode", "sys_exit", "receiver", None),
-        ("STUI (#UD) delivers", "uintr_deliver", "receiver", None),
+        ("uintr_wait() leaves the system call", "sys_exit", "receiver", None),
+        ("STUI (#UD) delivers" if clui else "delivery on the way to user mode",
+         "uintr_deliver", "receiver", None),
         ("handler runs, UIRET (#UD)", "uintr_uiret", "receiver", None),
         ("loop, SENDUIPI back (#UD)", "uintr_send", "receiver", None),
-    ],
+    ]
+
+
+STEPS = {
+    "uintr-wait": uintr_wait_steps(False),
+    "uintr-wait-clui": uintr_wait_steps(True),
     # 6.12 queues the wakeup of a task on an idle CPU to that CPU: the
     # IPI comes first, and the wakeup runs in its handler.
     "eventfd": [
@@ -90,7 +99,7 @@ STEPS = {
 def is_start(row, ev, parties):
     if ev.pid not in parties:
         return False
-    if row == "uintr-wait":
+    if row.startswith("uintr-wait"):
         return ev.name == "uintr_send"
     return ev.name == "sys_enter" and ev.syscall() == NR_WRITE
 
