@@ -5,7 +5,7 @@
 #   make check [DEBUG=1] [T=test1,test2] [V=1]   host tests + kernel + guest tests
 #   make check CPU=sapphire-rapids               ... on a UINTR CPU model (Bochs)
 #   make demo                                    boot and run samples/
-#   make bench [QUICK=1] [N=n] [ROWS=a,b]        IPC latency table (build/bench/)
+#   make bench [QUICK=1] [N=n] [ROWS=a,b] [ICOUNT=1] IPC latency table (build/bench/)
 #   make bench-overhead [N=n] [ROUNDS=r]         cost to tasks not using it
 #   make bench-breakdown [N=n] [ROWS=a,b]        where a blocked wakeup spends its time
 #   make shell                                   boot to a guest shell
@@ -318,32 +318,37 @@ demo: initramfs
 	if grep -E '^### uintr-end .* rc=[^0]' $(B)/demo-console.log; then \
 		echo "demo: a sample failed (see above)"; exit 1; fi
 
-# make bench [QUICK=1] [N=count] [ROWS=a,b]: the IPC ping-pong table from
-# one boot of the normal kernel; results in build/bench/ (JSON, CSV,
-# console, plot).  ROWS takes ipc_bench's -m names (default all,all-proc).
+# make bench [QUICK=1] [N=count] [ROWS=a,b] [ICOUNT=1]: the IPC ping-pong
+# table from one boot of the normal kernel; results in build/bench/ (JSON,
+# CSV, console, plot).  ROWS takes ipc_bench's -m names (default
+# all,all-proc).  ICOUNT=1 runs QEMU with -icount (see run-guest.sh): a
+# guest nanosecond is one instruction, so latencies count instructions.
+# CPU=sapphire-rapids runs it on the UINTR model, the hardware backend,
+# whose clock counts instructions too (2.2 per nanosecond).
 BENCH_N := $(or $(N),$(if $(QUICK),20000,1000000))
 BENCH_ROWS := $(if $(ROWS),uintr_bench_rows=$(ROWS))
+BENCH_ACCEL := UINTR_ACCEL=$(if $(filter sapphire-rapids,$(CPU)),bochs,$(if $(ICOUNT),icount,$(or $(UINTR_ACCEL),tcg)))
 
-bench: initramfs
+bench: initramfs $(CHECK_DEPS)
 	@mkdir -p $(B)/bench
 	@echo "bench: $(BENCH_N) round trips per mechanism ($(FLAVOR) kernel, 2 vCPUs)"
-	@UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=5400 \
+	@$(BENCH_ACCEL) UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=5400 \
 		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) $(BENCH_ROWS) kunit.enable=0" \
-		scripts/run-guest.sh bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
+		$(RUN_GUEST) bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench: guest failed (qemu status $$st)"; exit 1; }
-	@scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
+	@$(BENCH_ACCEL) scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
 
-# make bench-breakdown [N=count] [ROWS=a,b]: where a blocked receiver's
-# wakeup spends its time: each row (default uintr-wait, uintr-wait-clui
-# and eventfd) runs N (2000) round trips with its wakeup path traced
-# (uintr, sched, syscall and IPI events), and scripts/bench-breakdown.py
-# gives the median of each step of a one-way trip; results in
-# build/bench-breakdown/.
-bench-breakdown: initramfs
+# make bench-breakdown [N=count] [ROWS=a,b] [ICOUNT=1]: where a blocked
+# receiver's wakeup spends its time: each row (default uintr-wait,
+# uintr-wait-clui and eventfd) runs N (2000) round trips with its wakeup
+# path traced (uintr, sched, syscall and IPI events), and
+# scripts/bench-breakdown.py gives the median of each step of a one-way
+# trip; results in build/bench-breakdown/.  ICOUNT and CPU as for bench.
+bench-breakdown: initramfs $(CHECK_DEPS)
 	@mkdir -p $(B)/bench-breakdown
-	@UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=1800 \
+	@$(BENCH_ACCEL) UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=1800 \
 		UINTR_CMDLINE="uintr_bench_n=$(or $(N),2000) $(BENCH_ROWS) kunit.enable=0" \
-		scripts/run-guest.sh breakdown $(BZIMAGE) $(INITRAMFS) \
+		$(RUN_GUEST) breakdown $(BZIMAGE) $(INITRAMFS) \
 		$(B)/bench-breakdown/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench-breakdown: guest failed (qemu status $$st)"; exit 1; }
 	@scripts/bench-breakdown.py $(B)/bench-breakdown/console.log \

@@ -18,7 +18,7 @@ import statistics
 import sys
 
 LINE = re.compile(r"^\s*(?P<comm>.*)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
-                  r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<fields>.*)$")
+                  r"(?P<ts>\d+(?:\.\d+)?):\s+(?P<event>\w+):\s?(?P<fields>.*)$")
 
 NR_READ, NR_WRITE = 0, 1
 
@@ -26,10 +26,11 @@ NR_READ, NR_WRITE = 0, 1
 class Event:
     __slots__ = ("pid", "cpu", "ts", "name", "fields")
 
-    def __init__(self, m):
+    def __init__(self, m, tsc_mhz):
         self.pid = int(m["pid"])
         self.cpu = int(m["cpu"])
-        self.ts = float(m["ts"]) * 1e6  # microseconds
+        # microseconds: seconds with the global clock, TSC ticks with x86-tsc
+        self.ts = int(m["ts"]) / tsc_mhz if tsc_mhz else float(m["ts"]) * 1e6
         self.name = m["event"]
         self.fields = m["fields"]
 
@@ -147,9 +148,11 @@ def trips(row, events):
 
 
 def parse(console):
-    rows, row, events = {}, None, []
+    rows, row, events, tsc_mhz = {}, None, [], None
     for line in console:
-        if line.startswith("### uintr-trace-begin "):
+        if line.startswith("### uintr-trace-clock x86-tsc "):
+            tsc_mhz = float(line.split()[3])
+        elif line.startswith("### uintr-trace-begin "):
             row, events = line.split()[2], []
         elif line.startswith("### uintr-trace-end"):
             rows[row] = events
@@ -157,7 +160,7 @@ def parse(console):
         elif row:
             m = LINE.match(line.rstrip("\r\n"))
             if m:
-                events.append(Event(m))
+                events.append(Event(m, tsc_mhz))
     return rows
 
 
@@ -176,11 +179,11 @@ def main():
         total = statistics.median(sum(t) for t in all_trips)
         report[row] = {"trips": len(all_trips), "one_way_us": total,
                        "steps": [{"step": s[0], "median_us": m} for s, m in zip(STEPS[row], medians)]}
-        print(f"\n{row}: {len(all_trips)} one-way trips, median {total:.1f} us\n")
+        print(f"\n{row}: {len(all_trips)} one-way trips, median {total:.2f} us\n")
         print("| step | median µs |")
         print("|---|---:|")
         for s, m in zip(STEPS[row], medians):
-            print(f"| {s[0]} | {m:.1f} |")
+            print(f"| {s[0]} | {m:.2f} |")
     with open(sys.argv[2], "w") as f:
         json.dump(report, f, indent=1)
     return 0 if report else 1

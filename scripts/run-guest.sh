@@ -25,7 +25,12 @@ case "$accel" in
 # seen in a CI run).  4-level paging has no such window.
 tcg) accel_args=(-accel tcg,thread=multi -cpu max,la57=off) ;;
 kvm) accel_args=(-accel kvm -cpu host) ;;
-*) echo "run-guest: UINTR_ACCEL must be tcg or kvm" >&2; exit 2 ;;
+# One instruction is one nanosecond of the guest's clock, idle time is
+# skipped, and the vCPUs take turns on one host thread: a latency is the
+# count of instructions on its path, free of the host's noise (make bench
+# ICOUNT=1).
+icount) accel_args=(-accel tcg -icount shift=0,sleep=off -cpu max,la57=off) ;;
+*) echo "run-guest: UINTR_ACCEL must be tcg, kvm or icount" >&2; exit 2 ;;
 esac
 
 cmdline="console=ttyS0 panic=-1 uintr_run=$mode"
