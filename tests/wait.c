@@ -401,18 +401,26 @@ static void *race_sender(void *unused)
 	return NULL;
 }
 
+/* A receiver of `vector' and a thread that sends once per round. */
+static int race_start(struct __test_metadata *_metadata, int vector,
+		      pthread_t *sender)
+{
+	race_rounds = uintr_debug_kernel() ? RACE_ROUNDS_DEBUG : RACE_ROUNDS;
+	race_round = 0;
+	race_sent = 0;
+	race_fd = receiver_setup(_metadata, vector);
+	if (race_fd < 0)
+		return -1;
+	return pthread_create(sender, NULL, race_sender, NULL);
+}
+
 TEST_F_TIMEOUT(slow, sender_races_the_sleep, 600)
 {
 	long timeouts = 0, other = 0, undelivered = 0;
 	long long start = now_ns();
 	pthread_t t;
 
-	race_rounds = uintr_debug_kernel() ? RACE_ROUNDS_DEBUG : RACE_ROUNDS;
-	race_round = 0;
-	race_sent = 0;
-	race_fd = receiver_setup(_metadata, 17);
-	ASSERT_GE(race_fd, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, race_sender, NULL));
+	ASSERT_EQ(0, race_start(_metadata, 17, &t));
 	for (long round = 1; round <= race_rounds; round++) {
 		long ret;
 
@@ -450,12 +458,7 @@ TEST_F_TIMEOUT(slow, sender_races_a_value_wait, 600)
 	long long start = now_ns();
 	pthread_t t;
 
-	race_rounds = uintr_debug_kernel() ? RACE_ROUNDS_DEBUG : RACE_ROUNDS;
-	race_round = 0;
-	race_sent = 0;
-	race_fd = receiver_setup(_metadata, 18);
-	ASSERT_GE(race_fd, 0);
-	ASSERT_EQ(0, pthread_create(&t, NULL, race_sender, NULL));
+	ASSERT_EQ(0, race_start(_metadata, 18, &t));
 	for (long round = 1; round <= race_rounds; round++) {
 		long seen;
 
