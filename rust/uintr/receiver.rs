@@ -116,6 +116,11 @@ pub(crate) struct Receiver {
     /// under the runqueue lock, hence a raw lock.
     #[pin]
     sleeper: RawSpinLock<Option<Arc<Waiter>>>,
+    /// The entry that lists the thread while it sleeps in uintr_wait(),
+    /// kept from one call to the next (it holds the task, so it goes at
+    /// shutdown).  Only the thread itself takes and returns it.
+    #[pin]
+    wait_entry: SpinLock<Option<Arc<Waiter>>>,
     /// Counts this receiver in [`stats::RECEIVERS`].
     _live: Live,
 }
@@ -146,6 +151,7 @@ impl Receiver {
                 thread <- new_spinlock!(Some(ARef::from(&*current!())), "uintr_receiver_thread"),
                 state: AtomicU8::new(RUNNING),
                 sleeper <- new_raw_spinlock!(sleeper_entry, "uintr_receiver_sleeper"),
+                wait_entry <- new_spinlock!(None, "uintr_receiver_wait_entry"),
                 _live: Live::new(&stats::RECEIVERS),
             }),
             GFP_KERNEL_ACCOUNT,
@@ -316,6 +322,29 @@ impl Receiver {
         self.vectors.fetch_and(!(1u64 << vector), Ordering::AcqRel);
     }
 
+    /// The entry for a uintr_wait() of the thread: the one the last call
+    /// returned, or a new one (the first call, or after `ENOMEM`).
+    pub(crate) fn take_wait_entry(&self) -> Result<Arc<Waiter>> {
+        match self.wait_entry.lock().take() {
+            Some(waiter) => Ok(waiter),
+            None => Waiter::new(&self.upid, Wake::Wait),
+        }
+    }
+
+    /// A uintr_wait() is done with `waiter`, which is on no list: keeps it
+    /// for the next call, unless the receiver is shut down (then it goes).
+    pub(crate) fn return_wait_entry(&self, waiter: Arc<Waiter>) {
+        let mut slot = self.wait_entry.lock();
+        // `shutdown` clears `active` before it empties the slot, under
+        // this lock: an entry kept here is always taken back there.
+        if self.active.load(Ordering::Acquire) && slot.is_none() {
+            *slot = Some(waiter);
+            return;
+        }
+        drop(slot);
+        drop(waiter);
+    }
+
     /// The thread unregistered or exited: no more deliveries, no new
     /// senders; the fds stay open, the entries of uintr_register_self()
     /// are invalidated.
@@ -331,10 +360,12 @@ impl Receiver {
             let _irqs = IrqsOff::new();
             self.sleeper.lock().take()
         };
+        let wait_entry = self.wait_entry.lock().take();
         let thread = self.thread.lock().take();
         // Dropped with interrupts on and no lock held: they may release
         // the task.
         drop(sleeper);
+        drop(wait_entry);
         drop(thread);
     }
 }

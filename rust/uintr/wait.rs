@@ -23,7 +23,7 @@ use crate::glue::{self, CpuPin};
 use crate::receiver::Receiver;
 use crate::thread::ThreadState;
 use crate::trace::{self, WaitEnd};
-use crate::waitlist::{self, Waiter, Wake};
+use crate::waitlist::{self, Waiter};
 
 /// Why a wait ended.
 enum Wakeup {
@@ -43,7 +43,7 @@ pub(crate) fn wait(
     deadline_ns: Option<i64>,
 ) -> Result<usize> {
     trace::wait_begin(deadline_ns.unwrap_or(-1));
-    let waiter = Waiter::new(receiver.upid(), Wake::Wait)?;
+    let waiter = receiver.take_wait_entry()?;
     {
         let pin = CpuPin::new();
         if !waitlist::enqueue(pin.cpu(), &waiter, false) {
@@ -62,6 +62,7 @@ pub(crate) fn wait(
         delivery::pick_up(thread).is_pending()
     };
     waitlist::dequeue(&waiter);
+    receiver.return_wait_entry(waiter);
 
     if pending {
         trace::wait_end(WaitEnd::Interrupt);
