@@ -325,7 +325,10 @@ impl Receiver {
     /// The entry for a uintr_wait() of the thread: the one the last call
     /// returned, or a new one (the first call, or after `ENOMEM`).
     pub(crate) fn take_wait_entry(&self) -> Result<Arc<Waiter>> {
-        match self.wait_entry.lock().take() {
+        // Taken in a statement of its own: the lock is released before a
+        // new entry is allocated, which may sleep.
+        let kept = self.wait_entry.lock().take();
+        match kept {
             Some(waiter) => Ok(waiter),
             None => Waiter::new(&self.upid, Wake::Wait),
         }
