@@ -113,13 +113,18 @@ kgit format-patch -q --no-signature --zero-commit --no-numbered vanilla.."$branc
 # whitespace to every whitespace check.  git am (git apply) and patch(1)
 # take a truly empty line as the same context line.
 sed -i '/^diff --git /,$ s/^ $//' "$out"/*.patch
-rm -f "$top"/patches/*.patch
+# The cover letter (0000-cover-letter.patch) is not a patch of the series:
+# it stays, and scripts/cover-letter.sh rewrites it below.
+find "$top/patches" -maxdepth 1 -name '*.patch' ! -name '0000-cover-letter.patch' -delete
 cp "$out"/*.patch "$top/patches/"
 {
 	echo "# Patch series against Debian linux-source-6.12, applied in order."
-	(cd "$top/patches" && ls ./*.patch | sed 's|^\./||')
+	echo "# (0000-cover-letter.patch is the series' cover letter, not a patch.)"
+	(cd "$top/patches" && ls ./*.patch | sed 's|^\./||' | grep -v '^0000-cover-letter\.patch$')
 } > "$top/patches/series"
-for p in "$top"/patches/*.patch; do
+[ ! -x "$top/scripts/cover-letter.sh" ] || "$top/scripts/cover-letter.sh" "$tree"
+for p in "$top"/patches/[0-9]*.patch; do
+	[ "$(basename "$p")" = 0000-cover-letter.patch ] && continue
 	# FILE_PATH_CHANGES: see scripts/host-tests.sh, which checks MAINTAINERS.
 	perl "$tree/scripts/checkpatch.pl" --no-tree -q --ignore FILE_PATH_CHANGES "$p" ||
 		echo "checkpatch: $p" >&2
