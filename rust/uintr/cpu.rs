@@ -16,12 +16,14 @@
 
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 use crate::glue;
 use crate::hwregs::{self, MsrWrite};
 use crate::mode::{self, Mode};
 use crate::receiver::{Receiver, NOTIFICATION_VECTOR};
 use crate::sender::Sender;
+use crate::shared::{ProcessTable, SenderUse};
 use crate::thread::ThreadState;
 
 /// Whether the CPU runs User Interrupts on this boot (else the emulator).
@@ -88,6 +90,27 @@ pub(crate) fn load_sender(sender: &Sender) -> Result {
     Ok(())
 }
 
+/// Makes the calling thread, which uses no table, use `table`: on the
+/// hardware, SENDUIPI reads it from now on.
+pub(crate) fn join_table(thread: &ThreadState<'_>, table: Arc<SenderUse>) -> Result {
+    load_sender(table.table())?;
+    thread.set_sender(table);
+    Ok(())
+}
+
+/// A thread that uses no table joins its process's shared table, if
+/// there is one, when it needs a table first (its first SENDUIPI, or an
+/// unregistration); returns whether it did.
+pub(crate) fn join_process_table(thread: &ThreadState<'_>) -> bool {
+    let Some(process) = ProcessTable::of_current(thread) else {
+        return false;
+    };
+    let Some(table) = process.get() else {
+        return false;
+    };
+    join_table(thread, table.into()).is_ok()
+}
+
 /// The calling thread stops being a sender: SENDUIPI is a #UD again.
 /// Done before its UITT goes.
 pub(crate) fn unload_sender() {
@@ -106,25 +129,6 @@ pub(crate) fn rearm_notifications() {
     }
 }
 
-/// A UITT entry was just invalidated: returns once no CPU can still be
-/// inside a SENDUIPI that read it while it was valid, so that what the
-/// entry named (the UPID) may be freed.
-///
-/// On the hardware, SENDUIPI reads the entry, then posts to the UPID and
-/// reads its NV and NDST, all within one instruction; a CPU takes
-/// interrupts only between instructions.  Once every other CPU has taken
-/// one after the invalidation, each either finished its SENDUIPI or will
-/// read the invalid entry (#GP).  RCU would not do: a CPU in user mode
-/// may be in an extended quiescent state, without any interrupt, in the
-/// middle of that SENDUIPI.  The CPU running this is in the kernel, no
-/// SENDUIPI in flight.  The emulator posts under the sender's table lock,
-/// which the invalidation took: nothing to wait for.
-pub(crate) fn wait_for_senduipis() {
-    if is_hardware() {
-        glue::sync_all_cpus();
-    }
-}
-
 /// What the kernel needs to know of a receiver's registers to decide for
 /// it: whether its handler may run (UIF) and what is pending for it.
 pub(crate) struct UserState {
@@ -140,7 +144,7 @@ pub(crate) struct UserState {
 /// just saved the registers, or they were saved already).
 pub(crate) fn leaving_state(thread: &ThreadState<'_>) -> UserState {
     if is_hardware() {
-        let (uif, uirr) = glue::saved_user_state(thread, false);
+        let (uif, uirr) = thread.saved_user_state(false);
         return UserState {
             uif,
             requests: uirr,
@@ -157,7 +161,7 @@ pub(crate) fn leaving_state(thread: &ThreadState<'_>) -> UserState {
 /// clears UINV: the exit-to-user work is asked to re-arm it.
 pub(crate) fn own_state(thread: &ThreadState<'_>, receiver: &Receiver) -> UserState {
     if is_hardware() {
-        let (uif, uirr) = glue::saved_user_state(thread, true);
+        let (uif, uirr) = thread.saved_user_state(true);
         glue::request_delivery();
         return UserState {
             uif,

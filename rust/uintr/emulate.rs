@@ -17,12 +17,12 @@
 use core::sync::atomic::Ordering;
 use kernel::bindings;
 
+use crate::cpu;
 use crate::decode::{self, DecodeError, Insn, MAX_INSN_LEN};
 use crate::frame;
 use crate::glue::{self, CpuPin};
 use crate::mode::{self, Mode};
 use crate::regs::UserRegs;
-use crate::shared;
 use crate::thread::ThreadState;
 use crate::trace;
 use crate::user;
@@ -94,9 +94,7 @@ fn delivery_due(thread: &ThreadState<'_>) -> Outcome {
 /// join its process's shared table is executed again once it did.
 fn join_for_senduipi(thread: &ThreadState<'_>, insn: Insn) -> Outcome {
     match insn {
-        Insn::Senduipi { .. }
-            if thread.sender().is_none() && shared::join_process_table(thread) =>
-        {
+        Insn::Senduipi { .. } if thread.sender().is_none() && cpu::join_process_table(thread) => {
             Outcome::Retry
         }
         _ => Outcome::NotHandled,
@@ -105,7 +103,7 @@ fn join_for_senduipi(thread: &ThreadState<'_>, insn: Insn) -> Outcome {
 
 /// SENDUIPI reg: post through the UITT entry the register selects.
 fn senduipi(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>, reg: u8, next_ip: u64) -> Outcome {
-    if thread.sender().is_none() && !shared::join_process_table(thread) {
+    if thread.sender().is_none() && !cpu::join_process_table(thread) {
         return Outcome::NotHandled;
     }
     let Some(table) = thread.sender() else {

@@ -9,7 +9,7 @@
 //! The reference is taken back in `release`, which the VFS calls once,
 //! when the last reference to the file is gone.  Nothing else here owns
 //! anything: lookups and ioctls borrow the reference while they hold the
-//! file (what the ioctls do is in [`syscalls`]).
+//! file (what the ioctls do is in [`ioctl`]).
 
 use core::ffi::c_void;
 use core::ptr;
@@ -22,8 +22,9 @@ use kernel::sync::Arc;
 use kernel::types::ForeignOwnable;
 
 use crate::errno;
+use crate::ioctl;
+use crate::limits::Counted;
 use crate::shared::IpiFd;
-use crate::syscalls;
 use crate::thread::ThreadState;
 use crate::trace;
 use crate::uintr_fd::UintrFd;
@@ -152,7 +153,7 @@ unsafe extern "C" fn ioctl(file: *mut bindings::file, cmd: c_uint, arg: c_ulong)
     // still the reference owned by the file.
     let object = unsafe { Arc::<UintrFd>::borrow((*file).private_data) };
     // x86-64 only: `c_ulong` is 64 bits wide, the conversion is exact.
-    to_c_long(syscalls::fd_ioctl(&object, cmd, arg as u64))
+    to_c_long(ioctl::fd_ioctl(&object, cmd, arg as u64))
 }
 
 /// An ioctl's return value.
@@ -235,5 +236,5 @@ unsafe extern "C" fn ioctl_ipi(file: *mut bindings::file, cmd: c_uint, _arg: c_u
     let object = unsafe { Arc::<IpiFd>::borrow((*file).private_data) };
     // SAFETY: the calling thread's own state, in its own context.
     let thread = unsafe { ThreadState::from_raw(bindings::uintr_current_thread()) };
-    to_c_long(syscalls::set_target_table(&thread, object.table()))
+    to_c_long(ioctl::set_target_table(&thread, object.table()))
 }

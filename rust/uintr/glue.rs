@@ -13,7 +13,6 @@ use kernel::task::Task;
 use crate::decode::MAX_INSN_LEN;
 use crate::hwregs::MsrWrite;
 use crate::regs::UserRegs;
-use crate::thread::ThreadState;
 
 /// The end of the user address space (exclusive).
 pub(crate) fn user_address_limit() -> u64 {
@@ -174,18 +173,4 @@ pub(crate) fn sync_all_cpus() {
     // SAFETY: a plain C function; the callers run in process context with
     // interrupts enabled and no spinlock held, as it requires.
     unsafe { bindings::kick_all_cpus_sync() };
-}
-
-/// Hardware mode: UIF and UIRR as `thread`'s saved XSAVE state holds
-/// them.  With `save_current`, `thread` is the calling thread's, whose
-/// registers are saved first (XSAVES: UINV is cleared, the caller has it
-/// re-armed); otherwise it is a task's being switched out, whose
-/// registers the switch has saved.
-pub(crate) fn saved_user_state(thread: &ThreadState<'_>, save_current: bool) -> (bool, u64) {
-    let mut uirr = 0u64;
-    // `ThreadState` promises the calling thread's or one being switched
-    // from, as the flag says (the helper checks it).
-    // SAFETY: `thread` wraps a live `thread.uintr`; `uirr` is writable.
-    let uif = unsafe { bindings::uintr_hw_saved_state(thread.as_raw(), save_current, &mut uirr) };
-    (uif, uirr)
 }

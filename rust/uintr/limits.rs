@@ -22,8 +22,6 @@ use kernel::bindings;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::receiver::Receiver;
-
 /// The most senders one uintr_fd may have.
 pub(crate) fn fd_connections() -> usize {
     // SAFETY: reads a sysctl value; no precondition.
@@ -74,15 +72,23 @@ impl ConnectionCount {
     }
 }
 
+/// What a connection's receiver is to its [`Charge`]: the count that the
+/// receiver's limit bounds.  The charge keeps the receiver alive until it
+/// has given its count back.
+pub(crate) trait Counted: Send + Sync {
+    /// The count of the connections made to the receiver.
+    fn connections(&self) -> &ConnectionCount;
+}
+
 /// One connection counted against its receiver's limit.
-struct ReceiverCharge(Arc<Receiver>);
+struct ReceiverCharge(Arc<dyn Counted>);
 
 impl ReceiverCharge {
-    fn new(receiver: &Arc<Receiver>) -> Result<Self> {
+    fn new(receiver: Arc<dyn Counted>) -> Result<Self> {
         if !receiver.connections().add_below(receiver_connections()) {
             return Err(ENOSPC);
         }
-        Ok(Self(receiver.clone()))
+        Ok(Self(receiver))
     }
 }
 
@@ -131,9 +137,9 @@ pub(crate) struct Charge {
 impl Charge {
     /// Charges a new connection to `receiver`; `ENOSPC` if the receiver
     /// has all it may have, `EMFILE` if the current user has.
-    pub(crate) fn new(receiver: &Arc<Receiver>) -> Result<Self> {
+    pub(crate) fn new<R: Counted + 'static>(receiver: &Arc<R>) -> Result<Self> {
         Ok(Self {
-            _receiver: ReceiverCharge::new(receiver)?,
+            _receiver: ReceiverCharge::new(receiver.clone())?,
             _user: UserCharge::new()?,
         })
     }

@@ -23,12 +23,12 @@ use kernel::types::ARef;
 use kernel::{new_mutex, new_spinlock};
 
 use crate::glue::{self, CpuPin, IrqsOff};
-use crate::limits::ConnectionCount;
+use crate::limits::{ConnectionCount, Counted};
 use crate::pid::{ProcessPid, ThreadPid};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 
 use crate::stats::{self, Live};
-use crate::uintr_fd::UintrFd;
+use crate::trace;
 use crate::upid::Upid;
 use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
 
@@ -74,6 +74,14 @@ impl HandlerFlags {
     }
 }
 
+/// A uintr_fd object of uintr_register_self(), as its receiver holds it:
+/// no file refers to it, so the receiver releases it when it goes.
+/// (`uintr_fd::UintrFd` is the object; it lives above its receiver.)
+pub(crate) trait SelfEntry: Send + Sync {
+    /// Tears down the object's connections.
+    fn release(&self);
+}
+
 /// A registered receiver.
 #[pin_data]
 pub(crate) struct Receiver {
@@ -99,7 +107,7 @@ pub(crate) struct Receiver {
     /// context only.  Lock order: this lock, then nothing of theirs (they
     /// are released after it is dropped).
     #[pin]
-    self_entries: Mutex<KVec<Arc<UintrFd>>>,
+    self_entries: Mutex<KVec<Arc<dyn SelfEntry>>>,
     /// False once the thread unregistered or exited.
     active: AtomicBool,
     /// The receiving thread, until it unregisters or exits: from the
@@ -163,11 +171,6 @@ impl Receiver {
         &self.upid
     }
 
-    /// The count of the senders connected through its uintr_fds.
-    pub(crate) fn connections(&self) -> &ConnectionCount {
-        &self.connections
-    }
-
     /// The handler's user address.
     pub(crate) fn handler(&self) -> u64 {
         self.handler
@@ -190,7 +193,7 @@ impl Receiver {
 
     /// Keeps `entry`, a uintr_fd object of uintr_register_self(), until
     /// the receiver goes.
-    pub(crate) fn keep_self_entry(&self, entry: Arc<UintrFd>) -> Result {
+    pub(crate) fn keep_self_entry(&self, entry: Arc<dyn SelfEntry>) -> Result {
         self.self_entries.lock().push(entry, GFP_KERNEL_ACCOUNT)?;
         Ok(())
     }
@@ -276,12 +279,6 @@ impl Receiver {
     /// if it is not visible there.
     pub(crate) fn tid(&self) -> i32 {
         self.pid.in_current_namespace()
-    }
-
-    /// The receiving thread's id in the initial PID namespace, as trace
-    /// events give it.
-    pub(crate) fn global_tid(&self) -> i32 {
-        self.pid.global()
     }
 
     /// Whether the calling thread belongs to the receiving thread's
@@ -370,5 +367,20 @@ impl Receiver {
         drop(sleeper);
         drop(wait_entry);
         drop(thread);
+    }
+}
+
+/// The senders connected through its uintr_fds count against its limit.
+impl Counted for Receiver {
+    fn connections(&self) -> &ConnectionCount {
+        &self.connections
+    }
+}
+
+/// Trace events give the receiving thread's id in the initial PID
+/// namespace.
+impl trace::Thread for Receiver {
+    fn global_tid(&self) -> i32 {
+        self.pid.global()
     }
 }

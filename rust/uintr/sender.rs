@@ -16,11 +16,10 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
 
-use crate::cpu;
 use crate::limits;
 use crate::stats::{self, Live};
 use crate::trace;
-use crate::uintr_fd::UintrFd;
+use crate::uintr_fd::{self, UintrFd};
 use crate::uitt::{self, Uitt, ENTRIES_PER_PAGE};
 use crate::upid::{self, Notification, Upid};
 
@@ -224,7 +223,7 @@ impl Sender {
     /// Masks or unmasks entry `index` if it is a connection to `fd`: it
     /// names the sink, or the receiver's UPID again.  On the hardware a
     /// SENDUIPI that read the entry before may still post to the old
-    /// target; the caller waits for those (`cpu::wait_for_senduipis`).
+    /// target; the caller waits for those (`uitt::wait_for_senduipis`).
     ///
     /// Called with `fd`'s connection lock held.
     pub(crate) fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
@@ -264,7 +263,7 @@ impl Sender {
     ///
     /// Called with `fd`'s connection lock held (a mutex), in process
     /// context: on the hardware it waits for every CPU (see
-    /// `cpu::wait_for_senduipis`).
+    /// `uitt::wait_for_senduipis`).
     pub(crate) fn uninstall(&self, index: usize, fd: &UintrFd) {
         let slot = {
             let mut table = self.table.lock();
@@ -280,8 +279,8 @@ impl Sender {
             trace::disconnect(index, fd.vector(), fd.receiver());
             // On the hardware, a SENDUIPI on another CPU may have read the
             // entry before it was cleared and still be posting to the UPID
-            // (see `cpu::wait_for_senduipis`).
-            cpu::wait_for_senduipis();
+            // (see `uitt::wait_for_senduipis`).
+            uitt::wait_for_senduipis();
         }
         // Dropped outside the spinlock: it may free the fd object, and
         // with it the UPID.
@@ -313,5 +312,24 @@ impl Sender {
         while let Some(fd) = self.first_connection() {
             fd.forget_sender(self);
         }
+    }
+}
+
+/// The fds connected to a sender reach its table through this.
+impl uintr_fd::Table for Sender {
+    fn install(&self, fd: &Arc<UintrFd>) -> Result<usize> {
+        Sender::install(self, fd)
+    }
+
+    fn uninstall(&self, index: usize, fd: &UintrFd) {
+        Sender::uninstall(self, index, fd)
+    }
+
+    fn uninstall_all(&self, fd: &UintrFd) {
+        Sender::uninstall_all(self, fd)
+    }
+
+    fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
+        Sender::set_masked(self, index, fd, masked)
     }
 }

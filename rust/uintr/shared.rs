@@ -24,11 +24,9 @@ use kernel::bindings;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
-use crate::cpu;
 use crate::sender::Sender;
 use crate::slot;
 use crate::stats::{self, Live};
-use crate::thread::ThreadState;
 
 /// The handle of a sender table that its users (threads, processes, ipi
 /// fds) hold, one reference each.
@@ -77,6 +75,18 @@ impl IpiFd {
     }
 }
 
+/// The calling thread's own state, the witness that
+/// [`ProcessTable::of_current`] borrows for as long as it uses the
+/// process's table.  (`thread::ThreadState` is the state; it lives above
+/// the tables it uses.)
+///
+/// # Safety
+///
+/// While a borrow of the implementor lasts, the calling thread keeps its
+/// address space: a borrow never outlives the call into this component
+/// that made it, and no such call gives up its thread's mm.
+pub(crate) unsafe trait CurrentThread {}
+
 /// A process's shared table field (`mm->context.uintr_table`).
 pub(crate) struct ProcessTable<'a> {
     field: &'a AtomicPtr<c_void>,
@@ -100,14 +110,14 @@ impl<'a> ProcessTable<'a> {
 
     /// The field of the process of `thread`, the calling thread; `None`
     /// in a kernel thread.
-    pub(crate) fn of_current(_thread: &'a ThreadState<'_>) -> Option<Self> {
+    pub(crate) fn of_current(_thread: &'a impl CurrentThread) -> Option<Self> {
         // SAFETY: a plain C function without preconditions.
         let field = unsafe { bindings::uintr_current_mm_table() };
         if field.is_null() {
             return None;
         }
-        // SAFETY: the mm outlives the borrow of its running thread's state;
-        // its field is emptied only at the mm's teardown.
+        // SAFETY: the mm outlives the borrow of its running thread's state
+        // (`CurrentThread`); its field is emptied only at the mm's teardown.
         Some(unsafe { ProcessTable::from_raw(field) })
     }
 
@@ -155,7 +165,7 @@ impl<'a> ProcessTable<'a> {
 
 /// Whether `table` is the shared table of the process of `thread`, the
 /// calling thread.
-pub(crate) fn is_process_table(thread: &ThreadState<'_>, table: &SenderUse) -> bool {
+pub(crate) fn is_process_table(thread: &impl CurrentThread, table: &SenderUse) -> bool {
     ProcessTable::of_current(thread)
         .and_then(|process| {
             process
@@ -163,25 +173,4 @@ pub(crate) fn is_process_table(thread: &ThreadState<'_>, table: &SenderUse) -> b
                 .map(|shared| Arc::ptr_eq(shared.table(), table.table()))
         })
         .unwrap_or(false)
-}
-
-/// Makes the calling thread, which uses no table, use `table`: on the
-/// hardware, SENDUIPI reads it from now on.
-pub(crate) fn join(thread: &ThreadState<'_>, table: Arc<SenderUse>) -> Result {
-    cpu::load_sender(table.table())?;
-    thread.set_sender(table);
-    Ok(())
-}
-
-/// A thread that uses no table joins its process's shared table, if
-/// there is one, when it needs a table first (its first SENDUIPI, or an
-/// unregistration); returns whether it did.
-pub(crate) fn join_process_table(thread: &ThreadState<'_>) -> bool {
-    let Some(process) = ProcessTable::of_current(thread) else {
-        return false;
-    };
-    let Some(table) = process.get() else {
-        return false;
-    };
-    join(thread, table.into()).is_ok()
 }

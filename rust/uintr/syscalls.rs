@@ -149,7 +149,7 @@ fn connect(thread: &ThreadState<'_>, object: &Arc<UintrFd>, shared: bool) -> Res
     };
     let index = object.connect(table.table())?;
     if is_new {
-        if let Err(err) = shared::join(thread, table.clone()) {
+        if let Err(err) = cpu::join_table(thread, table.clone()) {
             // Undone in the table, which stays if the process shares it.
             let _ = object.disconnect(table.table());
             return Err(err);
@@ -207,7 +207,7 @@ pub(crate) fn unregister_sender(thread: &ThreadState<'_>, fd: i32, flags: u32) -
     require_enabled()?;
     require_no_flags(flags)?;
     let object = file::lookup(fd)?;
-    if thread.sender().is_none() && !shared::join_process_table(thread) {
+    if thread.sender().is_none() && !cpu::join_process_table(thread) {
         return Err(EINVAL);
     }
     let table = thread.sender().ok_or(EINVAL)?;
@@ -323,42 +323,4 @@ pub(crate) fn ipi_fd(thread: &ThreadState<'_>, flags: u32) -> Result<usize> {
     require_no_flags(flags)?;
     let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
     file::create_ipi_fd(IpiFd::new(process.get_or_create()?)?)
-}
-
-/// ioctl(ipi_fd, UIPI_SET_TARGET_TABLE): the calling process shares the
-/// table of the ipi fd from now on; `EBUSY` if it shares another one.
-pub(crate) fn set_target_table(thread: &ThreadState<'_>, table: Arc<SenderUse>) -> Result<usize> {
-    require_enabled()?;
-    let process = ProcessTable::of_current(thread).ok_or(EINVAL)?;
-    process.install(table)?;
-    Ok(0)
-}
-
-/// The ioctls of a uintr_fd (`<linux/uintr.h>`).
-const UINTR_FD_MASK: u32 = kernel::ioctl::_IO(b'u' as u32, 1);
-const UINTR_FD_UNMASK: u32 = kernel::ioctl::_IO(b'u' as u32, 2);
-const UINTR_FD_REVOKE: u32 = kernel::ioctl::_IO(b'u' as u32, 3);
-
-/// ioctl(uintr_fd, cmd, arg): the receiver's process controls the fd's
-/// senders; `ENOTTY` for an unknown command, `EPERM` for anyone else
-/// holding the fd (its senders, say), `EINVAL` for a bad argument.
-pub(crate) fn fd_ioctl(object: &UintrFd, cmd: u32, arg: u64) -> Result<usize> {
-    if ![UINTR_FD_MASK, UINTR_FD_UNMASK, UINTR_FD_REVOKE].contains(&cmd) {
-        return Err(ENOTTY);
-    }
-    if !object.receiver().is_own_process() {
-        return Err(EPERM);
-    }
-    match cmd {
-        UINTR_FD_REVOKE => {
-            // A PID (positive, as pid_t is), or 0 for every process.
-            let pid = i32::try_from(arg).map_err(|_| EINVAL)?;
-            Ok(object.revoke((pid != 0).then_some(pid)))
-        }
-        _ if arg != 0 => Err(EINVAL),
-        _ => {
-            object.set_masked(cmd == UINTR_FD_MASK);
-            Ok(0)
-        }
-    }
 }

@@ -21,7 +21,7 @@ use kernel::bindings;
 use kernel::sync::{Arc, ArcBorrow};
 
 use crate::receiver::Receiver;
-use crate::shared::SenderUse;
+use crate::shared::{CurrentThread, SenderUse};
 use crate::slot;
 
 /// Access to one thread's state.
@@ -29,6 +29,11 @@ pub(crate) struct ThreadState<'a> {
     raw: *mut bindings::uintr_thread,
     _state: PhantomData<&'a bindings::uintr_thread>,
 }
+
+// SAFETY: code borrows a `ThreadState` only within the call from the C
+// glue that made it, and none of those calls gives up the calling
+// thread's mm while it holds the borrow (exit_mm() runs outside them).
+unsafe impl CurrentThread for ThreadState<'_> {}
 
 impl<'a> ThreadState<'a> {
     /// Wraps the state of a thread.
@@ -47,10 +52,19 @@ impl<'a> ThreadState<'a> {
         }
     }
 
-    /// The C state, for the helpers that read the thread's saved
-    /// registers (the same promise as `from_raw`'s holds for it).
-    pub(crate) fn as_raw(&self) -> *mut bindings::uintr_thread {
-        self.raw
+    /// Hardware mode: UIF and UIRR as the thread's saved XSAVE state holds
+    /// them.  With `save_current`, this is the calling thread's state,
+    /// whose registers are saved first (XSAVES: UINV is cleared, the
+    /// caller has it re-armed); otherwise it is a task's being switched
+    /// out, whose registers the switch has saved.
+    pub(crate) fn saved_user_state(&self, save_current: bool) -> (bool, u64) {
+        let mut uirr = 0u64;
+        // `from_raw`'s promise: the calling thread's state or one being
+        // switched from, as the flag says (the helper checks it).
+        // SAFETY: `raw` is a live `thread.uintr` for `'a`; `uirr` is
+        // writable.
+        let uif = unsafe { bindings::uintr_hw_saved_state(self.raw, save_current, &mut uirr) };
+        (uif, uirr)
     }
 
     fn receiver_slot(&self) -> &AtomicPtr<c_void> {

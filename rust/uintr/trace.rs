@@ -10,8 +10,8 @@
 //! (a thread's TID) are passed as the object they come from and read only
 //! while the event is on.
 
-use crate::receiver::Receiver;
 use kernel::bindings;
+use kernel::sync::{Arc, ArcBorrow};
 use kernel::task::Task;
 
 /// A thread whose TID an event records, in the initial PID namespace as the
@@ -21,9 +21,16 @@ pub(crate) trait Thread {
     fn global_tid(&self) -> i32;
 }
 
-impl Thread for Receiver {
+/// Events take a receiver however its caller holds it.
+impl<T: Thread> Thread for Arc<T> {
     fn global_tid(&self) -> i32 {
-        Receiver::global_tid(self)
+        T::global_tid(self)
+    }
+}
+
+impl<T: Thread> Thread for ArcBorrow<'_, T> {
+    fn global_tid(&self) -> i32 {
+        T::global_tid(self)
     }
 }
 
@@ -118,17 +125,17 @@ events! {
     fn unregister_handler(handler: u64, flags: u32) =>
         __tracepoint_uintr_unregister_handler, uintr_trace_unregister_handler(handler, flags);
     /// A uintr_fd was created for `vector` of thread `receiver`.
-    fn fd_create(vector: u8, receiver: &Receiver) =>
+    fn fd_create(vector: u8, receiver: &impl Thread) =>
         __tracepoint_uintr_fd_create, uintr_trace_fd_create(vector, receiver.global_tid());
     /// The last reference to a uintr_fd's file went.
-    fn fd_release(vector: u8, receiver: &Receiver) =>
+    fn fd_release(vector: u8, receiver: &impl Thread) =>
         __tracepoint_uintr_fd_release, uintr_trace_fd_release(vector, receiver.global_tid());
     /// A sender's UITT entry `index` now posts `vector` to `receiver`.
-    fn connect(index: usize, vector: u8, receiver: &Receiver) =>
+    fn connect(index: usize, vector: u8, receiver: &impl Thread) =>
         __tracepoint_uintr_connect,
         uintr_trace_connect(index as u64, vector, receiver.global_tid());
     /// UITT entry `index` no longer posts `vector` to `receiver`.
-    fn disconnect(index: usize, vector: u8, receiver: &Receiver) =>
+    fn disconnect(index: usize, vector: u8, receiver: &impl Thread) =>
         __tracepoint_uintr_disconnect,
         uintr_trace_disconnect(index as u64, vector, receiver.global_tid());
     /// An emulated SENDUIPI posted `vector` through `index`, and sent
@@ -157,6 +164,6 @@ events! {
         __tracepoint_uintr_sleep_interrupted,
         uintr_trace_sleep_interrupted(nr as _, ret as _, fate as i32);
     /// A context switch changed the UPID of thread `receiver`.
-    fn switch(what: Switch, receiver: &Receiver, ndst: u32) =>
+    fn switch(what: Switch, receiver: &impl Thread, ndst: u32) =>
         __tracepoint_uintr_switch, uintr_trace_switch(what as i32, receiver.global_tid(), ndst);
 }

@@ -26,6 +26,24 @@
 //! - [`mode`]: hardware or emulation, chosen at boot; [`stats`]: live
 //!   object counts.
 //!
+//! Layers, lowest first: a module uses the layers below its own and,
+//! without a cycle, its own (`scripts/crate-layers.py` checks it).
+//!
+//! 1. model: decode, frame, hwregs, mode, restart, timeout, uirr,
+//!    upid_desc, errno.  Pure logic of the CPU and the ABI; the host tests
+//!    run it.
+//! 2. raw: glue, regs, user, raw_lock, stats, pid, slot, trace, area.  Thin
+//!    wrappers of C: no domain type.
+//! 3. objects: upid_pool, upid, uitt, waitlist, limits.  What the CPU reads
+//!    and the kernel bounds.
+//! 4. owners: receiver, uintr_fd, sender, shared, thread.  What user space
+//!    holds, each above what it holds.
+//! 5. cpu: cpu, delivery, emulate.  The backends: the hardware's registers
+//!    or the emulated CPU.
+//! 6. calls: wait, ioctl, file, syscalls.  The system calls and file
+//!    operations.
+//! 7. entry: entry, kunit.  The `extern "C"` trampolines, and the tests.
+//!
 //! Lock order: (the mmap lock, read-held when an address space drops its
 //! shared sender table, then) a uintr_fd's connection lock, then a
 //! sender's table lock or a receiver's thread lock (a receiver's
@@ -47,6 +65,7 @@ mod emulate;
 mod errno;
 mod file;
 mod glue;
+mod ioctl;
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 mod kunit;
 mod limits;
@@ -78,3 +97,4 @@ mod hwregs;
 mod restart;
 mod timeout;
 mod uirr;
+mod upid_desc;

@@ -24,13 +24,12 @@ use kernel::new_mutex;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 
-use crate::cpu;
 use crate::limits::{self, Charge};
 use crate::pid::ProcessPid;
-use crate::receiver::Receiver;
-use crate::sender::Sender;
+use crate::receiver::{Receiver, SelfEntry};
 use crate::stats::{self, Live};
 use crate::trace;
+use crate::uitt;
 
 /// A vector claimed from a receiver, returned on drop.
 struct VectorClaim {
@@ -44,9 +43,32 @@ impl Drop for VectorClaim {
     }
 }
 
+/// A sender table, as the fds connected to it reach it: a connection
+/// installs itself in the table and takes its entries down again.
+/// (`sender::Sender` is the table; it lives above the fds it connects.)
+pub(crate) trait Table: Send + Sync {
+    /// Fills a free entry with a connection to `fd`'s receiver and
+    /// returns its index.  Called with `fd`'s connection lock held.
+    fn install(&self, fd: &Arc<UintrFd>) -> Result<usize>;
+    /// Invalidates entry `index` if it still is a connection to `fd`.
+    /// Called with `fd`'s connection lock held.
+    fn uninstall(&self, index: usize, fd: &UintrFd);
+    /// Invalidates every entry that is a connection to `fd`.  Called with
+    /// `fd`'s connection lock held.
+    fn uninstall_all(&self, fd: &UintrFd);
+    /// Masks or unmasks entry `index` if it is a connection to `fd`.
+    /// Called with `fd`'s connection lock held.
+    fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool);
+}
+
+/// Whether `conn` is `table`'s connection.
+fn is_of<T: Table>(conn: &Connection, table: &T) -> bool {
+    core::ptr::addr_eq(&*conn.sender as *const dyn Table, table as *const T)
+}
+
 /// One sender connected through this fd.
 struct Connection {
-    sender: Arc<Sender>,
+    sender: Arc<dyn Table>,
     /// The sender's UITT index.
     index: usize,
     /// The process of the thread that connected, for revocation.
@@ -133,7 +155,7 @@ impl UintrFd {
         if masked {
             // On the hardware, a SENDUIPI that read an entry before its
             // change may still be posting to the receiver.
-            cpu::wait_for_senduipis();
+            uitt::wait_for_senduipis();
         }
     }
 
@@ -143,7 +165,7 @@ impl UintrFd {
     /// is gone, `ENOSPC` if the sender's table, the fd or the receiver is
     /// full, `EMFILE` if the user has all the connections it may have
     /// (see [`limits`]).  Nothing changes on an error.
-    pub(crate) fn connect(self: &Arc<Self>, sender: &Arc<Sender>) -> Result<usize> {
+    pub(crate) fn connect<T: Table + 'static>(self: &Arc<Self>, sender: &Arc<T>) -> Result<usize> {
         let mut guard = self.connections.lock();
         let conns = &mut *guard;
         if conns.released {
@@ -152,12 +174,7 @@ impl UintrFd {
         if !self.receiver().takes_senders() {
             return Err(crate::errno::eshutdown());
         }
-        if conns
-            .list
-            .iter()
-            .flatten()
-            .any(|c| Arc::ptr_eq(&c.sender, sender))
-        {
+        if conns.list.iter().flatten().any(|c| is_of(c, &**sender)) {
             return Err(crate::errno::eisconn());
         }
         if conns.list.iter().flatten().count() >= limits::fd_connections() {
@@ -184,12 +201,12 @@ impl UintrFd {
     }
 
     /// Disconnects `sender`; `EINVAL` if it is not connected.
-    pub(crate) fn disconnect(&self, sender: &Arc<Sender>) -> Result {
+    pub(crate) fn disconnect<T: Table>(&self, sender: &Arc<T>) -> Result {
         let mut conns = self.connections.lock();
         let conn = conns
             .list
             .iter_mut()
-            .find(|c| matches!(c, Some(c) if Arc::ptr_eq(&c.sender, sender)))
+            .find(|c| matches!(c, Some(c) if is_of(c, &**sender)))
             .and_then(Option::take)
             .ok_or(EINVAL)?;
         conn.sender.uninstall(conn.index, self);
@@ -216,10 +233,10 @@ impl UintrFd {
     }
 
     /// `sender` is going away: drop whatever connects it to this fd.
-    pub(crate) fn forget_sender(&self, sender: &Arc<Sender>) {
+    pub(crate) fn forget_sender<T: Table>(&self, sender: &Arc<T>) {
         let mut conns = self.connections.lock();
         for place in conns.list.iter_mut() {
-            if matches!(place, Some(c) if Arc::ptr_eq(&c.sender, sender)) {
+            if matches!(place, Some(c) if is_of(c, &**sender)) {
                 *place = None;
             }
         }
@@ -240,5 +257,12 @@ impl UintrFd {
                 conn.sender.uninstall(conn.index, self);
             }
         }
+    }
+}
+
+/// The receiver holds the objects of uintr_register_self() through this.
+impl SelfEntry for UintrFd {
+    fn release(&self) {
+        UintrFd::release(self)
     }
 }

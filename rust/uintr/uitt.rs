@@ -28,6 +28,8 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use crate::area;
+use crate::glue;
+use crate::mode::{self, Mode};
 
 /// Entries in one page of the table.
 pub(crate) const ENTRIES_PER_PAGE: usize = PAGE_SIZE / core::mem::size_of::<UittEntry>();
@@ -224,5 +226,24 @@ impl Uitt {
         let entry = &self.entries()[index];
         entry.flags.store(0, Ordering::Release);
         entry.upid.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A UITT entry was just invalidated: returns once no CPU can still be
+/// inside a SENDUIPI that read it while it was valid, so that what the
+/// entry named (the UPID) may be freed.
+///
+/// On the hardware, SENDUIPI reads the entry, then posts to the UPID and
+/// reads its NV and NDST, all within one instruction; a CPU takes
+/// interrupts only between instructions.  Once every other CPU has taken
+/// one after the invalidation, each either finished its SENDUIPI or will
+/// read the invalid entry (#GP).  RCU would not do: a CPU in user mode
+/// may be in an extended quiescent state, without any interrupt, in the
+/// middle of that SENDUIPI.  The CPU running this is in the kernel, no
+/// SENDUIPI in flight.  The emulator posts under the sender's table lock,
+/// which the invalidation took: nothing to wait for.
+pub(crate) fn wait_for_senduipis() {
+    if mode::current() == Mode::Hardware {
+        glue::sync_all_cpus();
     }
 }

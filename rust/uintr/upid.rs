@@ -18,20 +18,10 @@ use kernel::sync::Arc;
 
 use crate::area;
 use crate::stats::{self, Live};
+use crate::upid_desc::{
+    Descriptor, UPID_NDST_MASK, UPID_NDST_SHIFT, UPID_NV_MASK, UPID_NV_SHIFT, UPID_ON, UPID_SN,
+};
 use crate::upid_pool::Slot;
-
-/// UPID.ON: a notification is outstanding.
-const UPID_ON: u64 = 1 << 0;
-/// UPID.SN: notifications are suppressed (the receiver is not running).
-const UPID_SN: u64 = 1 << 1;
-/// UPID.NV: the notification vector, bits 23:16.
-const UPID_NV_SHIFT: u32 = 16;
-/// UPID.NDST: the receiver's CPU (APIC ID), bits 63:32.
-const UPID_NDST_SHIFT: u32 = 32;
-/// The bits of NDST.
-const UPID_NDST_MASK: u64 = 0xffff_ffff << UPID_NDST_SHIFT;
-/// The bits of NV.
-const UPID_NV_MASK: u64 = 0xff << UPID_NV_SHIFT;
 
 /// A notification a post made due: send vector `nv` to the CPU `ndst`.
 pub(crate) struct Notification {
@@ -39,29 +29,6 @@ pub(crate) struct Notification {
     pub(crate) ndst: u32,
     /// The notification vector.
     pub(crate) nv: u8,
-}
-
-/// The 16 bytes the hardware defines, 64-byte aligned as it requires.
-#[repr(C, align(64))]
-pub(crate) struct Descriptor {
-    /// ON (bit 0), SN (bit 1), NV (bits 23:16), NDST (bits 63:32).
-    control: AtomicU64,
-    /// Posted-interrupt requests, one bit per user vector.
-    pir: AtomicU64,
-}
-
-impl Descriptor {
-    /// Notification vector `nv`, notifications suppressed, nothing
-    /// posted.
-    const fn initial(nv: u8) -> u64 {
-        UPID_SN | ((nv as u64) << UPID_NV_SHIFT)
-    }
-
-    /// Starts a reused descriptor afresh: nothing posted, `control`.
-    fn reset(&self, control: u64) {
-        self.pir.store(0, Ordering::Relaxed);
-        self.control.store(control, Ordering::Relaxed);
-    }
 }
 
 /// Where a UPID's descriptor lives.

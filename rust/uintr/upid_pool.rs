@@ -22,7 +22,7 @@ use kernel::sync::Arc;
 use crate::area::AreaPage;
 use crate::glue::IrqsOff;
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
-use crate::upid::Descriptor;
+use crate::upid_desc::Descriptor;
 
 /// Descriptors in one page.
 const PER_PAGE: usize = PAGE_SIZE / core::mem::size_of::<Descriptor>();
