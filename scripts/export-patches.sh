@@ -122,9 +122,9 @@ cp "$out"/*.patch "$top/patches/"
 	echo "# (0000-cover-letter.patch is the series' cover letter, not a patch.)"
 	(cd "$top/patches" && ls ./*.patch | sed 's|^\./||' | grep -v '^0000-cover-letter\.patch$')
 } > "$top/patches/series"
-[ ! -x "$top/scripts/cover-letter.sh" ] || "$top/scripts/cover-letter.sh" "$tree"
+"$top/scripts/cover-letter.sh" "$tree"
 for p in "$top"/patches/[0-9]*.patch; do
-	[ "$(basename "$p")" = 0000-cover-letter.patch ] && continue
+	case $p in */0000-cover-letter.patch) continue ;; esac
 	# FILE_PATH_CHANGES: see scripts/host-tests.sh, which checks MAINTAINERS.
 	perl "$tree/scripts/checkpatch.pl" --no-tree -q --ignore FILE_PATH_CHANGES "$p" ||
 		echo "checkpatch: $p" >&2
