@@ -4,8 +4,9 @@
 # crate (rustc --test, kernel lints as errors) and run; results are written
 # as TAP to <outdir>/host-<module>.tap for scripts/harness.py.  Also checks
 # that the crate is rustfmt-clean (kernel .rustfmt.toml), that every patch
-# of the series passes checkpatch.pl, that the man pages render without
-# a groff warning and that the kernel documentation the series adds
+# of the series passes checkpatch.pl, that the crate forms the layers its
+# root lists, that the cover letter is current, that the man pages render
+# without a groff warning and that the kernel documentation the series adds
 # (Documentation/**/*.rst) builds without a docutils warning.
 # usage: host-tests.sh <outdir>
 set -uo pipefail
@@ -77,8 +78,10 @@ if [ ! -f "$checkpatch" ]; then
 	printf '1..1\nok 1 checkpatch # SKIP no kernel tree\n' > "$cp_tap"
 else
 	n=0
+	mapfile -t series < <(sed -e '/^[[:space:]]*#/d' -e '/^[[:space:]]*$/d' \
+		-e "s|^|$top/patches/|" "$top/patches/series")
 	{
-		for patch in "$top"/patches/*.patch; do
+		for patch in "${series[@]}"; do
 			n=$((n + 1))
 			name=$(basename "$patch")
 			if report=$(perl "$checkpatch" --no-tree -q --ignore FILE_PATH_CHANGES - < "$patch" 2>&1); then
@@ -104,7 +107,7 @@ else
 					if (!ok)
 						print from[f] ": " f
 				}
-			}' "$top"/patches/*.patch) && [ -z "$uncovered" ]; then
+			}' "${series[@]}") && [ -z "$uncovered" ]; then
 			echo "ok $n every added file is in MAINTAINERS when it is added"
 		else
 			echo "not ok $n every added file is in MAINTAINERS when it is added"
@@ -114,6 +117,27 @@ else
 	} > "$cp_tap"
 	grep -q '^not ok' "$cp_tap" && status=1
 fi
+# The crate's layers (the list at the top of uintr.rs): no module reaches
+# a higher layer, none is in a cycle.
+layers_tap=$out/host-layers.tap
+if report=$(python3 "$top/scripts/crate-layers.py" "$top/rust/uintr" 2>&1); then
+	{ echo "1..1"; printf '%s\n' "$report" | sed 's/^/# /'; echo "ok 1 rust/uintr forms its layers"; } > "$layers_tap"
+else
+	{ echo "1..1"; printf '%s\n' "$report" | sed 's/^/# /'; echo "not ok 1 rust/uintr forms its layers"; } > "$layers_tap"
+	status=1
+fi
+
+# The cover letter lists the series as it is (subjects, diffstat).
+cover_tap=$out/host-cover-letter.tap
+if [ ! -d "${UINTR_BUILD_DIR:-$top/build}/linux/.git" ]; then
+	printf '1..1\nok 1 cover letter # SKIP no kernel tree\n' > "$cover_tap"
+elif report=$("$top/scripts/cover-letter.sh" --check 2>&1); then
+	printf '1..1\nok 1 patches/0000-cover-letter.patch is current\n' > "$cover_tap"
+else
+	{ echo "1..1"; echo "not ok 1 patches/0000-cover-letter.patch is current"; printf '%s\n' "$report" | sed 's/^/# /'; } > "$cover_tap"
+	status=1
+fi
+
 # Man pages: groff with every warning enabled must have nothing to say.
 man_tap=$out/host-man.tap
 n=0

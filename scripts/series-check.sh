@@ -85,6 +85,22 @@ for (( i = 1; i <= ${#commits[@]}; i++ )); do
 done
 echo "series-check: entry points and bindings agree at every patch ($(( SECONDS - tc )) s)"
 
+# Seconds too: the crate forms the layers its root lists at every patch
+# (scripts/crate-layers.py, which make host-test runs on the last one).
+tc=$SECONDS
+layers=$work/layers
+for (( i = 1; i <= ${#commits[@]}; i++ )); do
+	c=${commits[i - 1]}
+	kgit cat-file -e "$c:arch/x86/kernel/uintr/uintr.rs" 2>/dev/null || continue
+	rm -rf "$layers"
+	mkdir -p "$layers"
+	kgit archive "$c" arch/x86/kernel/uintr | tar -x -C "$layers"
+	python3 "$top/scripts/crate-layers.py" "$layers/arch/x86/kernel/uintr" > "$layers.log" ||
+		die "patch $i: the crate does not form its layers: $(grep '^crate-layers:' "$layers.log" | tr '\n' ' ')"
+done
+rm -rf "$layers" "$layers.log"
+echo "series-check: the crate forms its layers at every patch ($(( SECONDS - tc )) s)"
+
 first=${1:-1}
 [ "$first" = last ] && first=${#commits[@]}
 [[ "$first" =~ ^[0-9]+$ ]] && [ "$first" -ge 1 ] && [ "$first" -le ${#commits[@]} ] ||
