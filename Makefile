@@ -50,6 +50,8 @@ RESULTS := $(B)/results/$(FLAVOR)$(if $(filter sapphire-rapids,$(CPU)),-$(CPU))
 GUEST_BIN := $(B)/guest
 INITRAMFS := $(B)/initramfs.cpio.gz
 JOBS ?= $(shell nproc)
+# The kernel build's -j; empty: take job slots from the calling make.
+KJOBS ?= -j$(JOBS)
 
 # Debian's toolchain, never the rustup one in ~/.cargo (see README).
 KBUILD_VARS = $(shell $(TOP)/scripts/kbuild-vars.sh)
@@ -99,6 +101,7 @@ export UINTR_TESTS := $(T)
 endif
 
 .PHONY: all deps tree kheaders config kernel lib install-lib guest initramfs host-test check stress demo bench bench-breakdown bench-overhead \
+	ci-build $(CI_KERNELS) \
 	shell bochs config-matrix series-check clean distclean
 
 all: kernel initramfs
@@ -112,12 +115,13 @@ tree: deps
 kheaders: tree
 	@$(MAKE) -s -C $(KSRC) O=$(KHDR_OBJ) $(KBUILD_VARS) headers
 
-config: tree
+# NO_TREE=1: the tree is prepared already (ci-build's flavors share it).
+config: $(if $(NO_TREE),,tree)
 	@FLAVOR=$(FLAVOR) scripts/kconfig.sh $(KOBJ) make $(KBUILD_VARS)
 
 kernel: config
 	@echo "kernel: building $(FLAVOR) kernel in $(KOBJ)"
-	+@$(KMAKE) -j$(JOBS) -s bzImage
+	+@$(KMAKE) $(KJOBS) -s bzImage
 	@echo "kernel: $$(cat $(KOBJ)/include/config/kernel.release) ready"
 
 $(LIB_B)/libuintr.o: libuintr/libuintr.c $(LIB_HEADERS)
@@ -233,6 +237,18 @@ endif
 bochs:
 	@scripts/bochs-build.sh > /dev/null
 	@scripts/run-bochs.sh deps
+
+# make -j2 ci-build: the three kernels (normal, debug, disabled) and the
+# UINTR model built side by side, sharing this make's job slots, so that
+# the serial steps of one build (the Rust crates, the links, kallsyms)
+# run beside the parallel ones of another; CI's checks then find them
+# built.  The tree is prepared once, before the kernels start.
+CI_KERNELS := $(addprefix ci-kernel-,normal debug disabled)
+
+ci-build: $(CI_KERNELS) bochs
+
+$(CI_KERNELS): tree
+	+@$(MAKE) --no-print-directory FLAVOR=$(@:ci-kernel-%=%) NO_TREE=1 KJOBS= kernel
 
 # The disabled flavor runs only these, told what to expect.
 ifeq ($(FLAVOR),disabled)
