@@ -224,7 +224,10 @@ impl UintrFd {
             let chosen = place
                 .as_ref()
                 .is_some_and(|c| pid.map_or(true, |pid| c.process.in_current_namespace() == pid));
-            if let Some(conn) = place.take_if(|_| chosen) {
+            if !chosen {
+                continue;
+            }
+            if let Some(conn) = place.take() {
                 conn.sender.uninstall(conn.index, self);
                 cut += 1;
             }
