@@ -58,8 +58,8 @@ arm64_job() {
 # warnings and kernel-doc) on every C file it touches, CLIPPY=1 on the
 # crate, kernel-doc -Wall on its new headers, `make rustfmtcheck`, and the
 # HTML documentation of Documentation/arch/x86.  The configuration is the
-# normal one with FRED, so that every C file the series touches is
-# compiled.  Not rust/helpers/*.c: they are included by rust/helpers.c,
+# debug one (kmemleak) with FRED, so that every C file the series touches
+# is compiled.  Not rust/helpers/*.c: they are included by rust/helpers.c,
 # and W=1 flags every helper of vanilla 6.12 alike (no prototypes: only
 # Rust calls them).  Objects are removed before each check so that a
 # second run reports again.
@@ -69,7 +69,7 @@ lint_job() {
 	local -a c_objs headers
 
 	"$top/scripts/apt-install.sh" config-matrix rust-web-clippy python3-sphinx || return 1
-	FLAVOR=normal UINTR_EXTRA_FRAGMENTS=$frag/fred.config \
+	FLAVOR=debug UINTR_EXTRA_FRAGMENTS=$frag/fred.config \
 		"$top/scripts/kconfig.sh" "$obj" make "${kvars[@]}"
 	"${kmake[@]}" prepare || return 1
 	"${kmake[@]}" rust/ || return 1
