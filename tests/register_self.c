@@ -191,8 +191,8 @@ static void *receiver_with_all_vectors(void *arg)
 /* A table that may not grow past its first 256 entries. */
 TEST(full_table_is_enospc_and_claims_nothing)
 {
-	enum { RECEIVERS = UINTR_MAX_UITT_ENTRIES / UINTR_MAX_VECTORS };
-	static int fds[UINTR_MAX_UITT_ENTRIES];
+	enum { RECEIVERS = UINTR_UITT_INITIAL_ENTRIES / UINTR_MAX_VECTORS };
+	static int fds[UINTR_UITT_INITIAL_ENTRIES];
 	struct uintr_stats base;
 	pthread_t t[RECEIVERS];
 	char saved[32];
@@ -207,7 +207,7 @@ TEST(full_table_is_enospc_and_claims_nothing)
 					    fds + r * UINTR_MAX_VECTORS));
 	pthread_barrier_wait(&filled);
 	ASSERT_EQ(0, uintr_register_handler(uintr_test_handler(), 0));
-	for (int i = 0; i < UINTR_MAX_UITT_ENTRIES; i++)
+	for (int i = 0; i < UINTR_UITT_INITIAL_ENTRIES; i++)
 		ASSERT_EQ(i, uintr_register_sender(fds[i], 0));
 	/* The table took the limit when it was made. */
 	EXPECT_EQ(0, uintr_write_file(UINTR_ENTRY_LIMIT, saved));
@@ -219,7 +219,7 @@ TEST(full_table_is_enospc_and_claims_nothing)
 	pthread_barrier_wait(&filled);
 	for (int r = 0; r < RECEIVERS; r++)
 		pthread_join(t[r], NULL);
-	for (int i = 0; i < UINTR_MAX_UITT_ENTRIES; i++)
+	for (int i = 0; i < UINTR_UITT_INITIAL_ENTRIES; i++)
 		close(fds[i]);
 	ASSERT_EQ(0, uintr_unregister_handler(0));
 	/* The sender (this thread) stays until exit: one sender, one UITT. */

@@ -112,7 +112,8 @@ fn senduipi(thread: &ThreadState<'_>, regs: &mut UserRegs<'_>, reg: u8, next_ip:
     // One step, as the instruction is: a sender preempted between the
     // post and its notification would hold the notification back for as
     // long as it waits for a CPU, and every post meanwhile finds ON set
-    // and sends none (a receiver asleep in uintr_wait() sleeps on).
+    // and sends none (a receiver asleep in uintr_wait() sleeps on).  The
+    // table's lock is a raw spinlock, which PREEMPT_RT allows here.
     let _no_preemption = CpuPin::new();
     match table.table().send(regs.gpr(reg)) {
         Ok(notification) => {

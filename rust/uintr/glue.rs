@@ -39,6 +39,13 @@ pub(crate) fn send_notification(ndst: u32, nv: u8) {
     unsafe { bindings::uintr_send_notification(ndst, nv) };
 }
 
+/// Makes context switches call the receiver hook from now on, for good;
+/// process context (it may sleep).
+pub(crate) fn enable_switch_hook() {
+    // SAFETY: a plain C function, called in process context.
+    unsafe { bindings::uintr_enable_switch_hook() };
+}
+
 /// Keeps the caller on its CPU while it lives.
 pub(crate) struct CpuPin {
     ndst: u32,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The limits on connections (Documentation/arch/x86/uintr.rst, "Limits").
+//! The limits on connections (Documentation/arch/x86/user-interrupts.rst, "Limits").
 //!
 //! Every connection counts against three limits, checked when it is made
 //! and given back when it goes, by the [`Charge`] it holds:

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A lock on `raw_spinlock_t`, for the locks taken in hard interrupt
-//! context (the kernel vector's handler) and under the runqueue lock (the
-//! context switch hook).  The kernel crate's `SpinLock` is a `spinlock_t`,
-//! which PREEMPT_RT turns into a sleeping lock, and which lockdep with
-//! `PROVE_RAW_LOCK_NESTING` rejects there.
+//! A lock on `raw_spinlock_t`, for the locks taken with preemption off
+//! (the emulated SENDUIPI), in hard interrupt context (the kernel vector's
+//! handler) and under the runqueue lock (the context switch hook).  The
+//! kernel crate's `SpinLock` is a `spinlock_t`, which PREEMPT_RT turns
+//! into a sleeping lock, and which lockdep with `PROVE_RAW_LOCK_NESTING`
+//! rejects there.
 
 use kernel::bindings;
 use kernel::sync::lock::{Backend, Lock};

@@ -9,14 +9,18 @@
 //! connections; both sides change only under the fd's lock, then the
 //! sender's, in that order.
 //!
-//! The table lock is per sender: nothing on the send path is global.
+//! The table lock is per sender: nothing on the send path is global.  It
+//! is a raw spinlock, because the emulated SENDUIPI takes it with
+//! preemption off (see `emulate`), where PREEMPT_RT's `spinlock_t` would
+//! sleep; nothing under it allocates or frees.
 
+use kernel::new_mutex;
 use kernel::page::Page;
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex, SpinLock};
-use kernel::{new_mutex, new_spinlock};
+use kernel::sync::{Arc, Mutex};
 
 use crate::limits;
+use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 use crate::stats::{self, Live};
 use crate::trace;
 use crate::uintr_fd::{self, UintrFd};
@@ -114,7 +118,7 @@ pub(crate) struct Sender {
     uitt: Uitt,
     /// The slots, locked per sender.
     #[pin]
-    table: SpinLock<SenderTable>,
+    table: RawSpinLock<SenderTable>,
     /// Taken to grow the table: one grows it at a time, outside the table
     /// lock (growing allocates and waits for the other CPUs).
     #[pin]
@@ -146,7 +150,7 @@ impl Sender {
         Arc::pin_init(
             pin_init!(Self {
                 uitt <- uitt,
-                table <- new_spinlock!(table, "uintr::Sender::table"),
+                table <- new_raw_spinlock!(table, "uintr::Sender::table"),
                 growth <- new_mutex!((), "uintr::Sender::growth"),
                 _live: Live::new(&stats::SENDERS),
             }),
@@ -287,30 +291,30 @@ impl Sender {
         drop(slot);
     }
 
-    /// Invalidates every entry that is a connection to `fd`.
-    ///
-    /// Called with `fd`'s connection lock held.
-    pub(crate) fn uninstall_all(&self, fd: &UintrFd) {
-        for index in 0..self.uitt.usable() {
-            self.uninstall(index, fd);
-        }
-    }
-
-    /// The fd of the lowest valid entry, if any.
-    fn first_connection(&self) -> Option<Arc<UintrFd>> {
+    /// The lowest connection at index `start` or above, if any.
+    fn next_connection(&self, start: usize) -> Option<(usize, Arc<UintrFd>)> {
         let table = self.table.lock();
-        let fd = table.slots.iter().flatten().map(|s| s.fd.clone()).next();
-        fd
+        let found = (start..table.slots.len()).find_map(|index| {
+            let slot = table.slots.get(index)?.as_ref()?;
+            Some((index, slot.fd.clone()))
+        });
+        found
     }
 
     /// The thread exits or execs: tears down every connection.
     ///
-    /// Takes one fd at a time, so that the fd's lock can be taken before
-    /// the table's (the order every other path uses).  Each round leaves no
-    /// entry pointing to the fd it found, so the loop ends.
+    /// One fd at a time, so that the fd's lock is taken before the
+    /// table's (the order every other path uses), and in one pass over
+    /// the table: nobody connects to it any more, and disconnecting an fd
+    /// clears exactly the one entry its connection names.  So the cost is
+    /// one lock round trip per connection, whatever the table's size.
     pub(crate) fn shutdown(self: &Arc<Self>) {
-        while let Some(fd) = self.first_connection() {
-            fd.forget_sender(self);
+        let mut next = 0;
+        while let Some((index, fd)) = self.next_connection(next) {
+            // An error means the fd was released or revoked meanwhile,
+            // which cleared the entry already.
+            let _ = fd.disconnect(self);
+            next = index + 1;
         }
     }
 }
@@ -323,10 +327,6 @@ impl uintr_fd::Table for Sender {
 
     fn uninstall(&self, index: usize, fd: &UintrFd) {
         Sender::uninstall(self, index, fd)
-    }
-
-    fn uninstall_all(&self, fd: &UintrFd) {
-        Sender::uninstall_all(self, fd)
     }
 
     fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {

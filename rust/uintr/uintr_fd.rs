@@ -53,9 +53,6 @@ pub(crate) trait Table: Send + Sync {
     /// Invalidates entry `index` if it still is a connection to `fd`.
     /// Called with `fd`'s connection lock held.
     fn uninstall(&self, index: usize, fd: &UintrFd);
-    /// Invalidates every entry that is a connection to `fd`.  Called with
-    /// `fd`'s connection lock held.
-    fn uninstall_all(&self, fd: &UintrFd);
     /// Masks or unmasks entry `index` if it is a connection to `fd`.
     /// Called with `fd`'s connection lock held.
     fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool);
@@ -233,17 +230,6 @@ impl UintrFd {
             }
         }
         cut
-    }
-
-    /// `sender` is going away: drop whatever connects it to this fd.
-    pub(crate) fn forget_sender<T: Table>(&self, sender: &Arc<T>) {
-        let mut conns = self.connections.lock();
-        for place in conns.list.iter_mut() {
-            if matches!(place, Some(c) if is_of(c, &**sender)) {
-                *place = None;
-            }
-        }
-        sender.uninstall_all(self);
     }
 
     /// The number of connected senders.

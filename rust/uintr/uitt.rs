@@ -5,9 +5,20 @@
 //! SENDUIPI's operand is an index into this table; each valid entry names
 //! a UPID and the user vector to post there.  The layout is the hardware's:
 //! 16-byte entries, read by the CPU (or the emulator) with supervisor
-//! rights.  Entries are written only under the owning sender's lock, and
-//! always so that a reader that sees V set also sees the UPID address that
-//! goes with it.
+//! rights.  Entries are written only under the owning sender's lock.
+//!
+//! The SDM promises nothing about how SENDUIPI reads an entry's two
+//! quadwords: not that the read is atomic, nor in which order.  So an
+//! entry never holds V=1 beside an address that is not a live UPID,
+//! whichever halves a reader combines.  The address of a backed entry is
+//! always either the UPID of a connection, kept alive until no SENDUIPI
+//! can still have read it (`wait_for_senduipis`), or the sink, a static
+//! UPID that never notifies (`upid::sink_address`); unbacked entries are
+//! all zero, for good.  A new entry gets its address before V; a cleared
+//! one loses V before its address goes back to the sink.  A torn read
+//! then posts to the old connection, the new one or the sink, never to
+//! freed memory or to address 0.  The emulator reads its own copy of the
+//! entries under the table lock, which sees no torn entry.
 //!
 //! The table grows in place.  It reserves, in vmalloc space, room for the
 //! most entries it may ever have (its capacity, UITTSZ + 1), and backs
@@ -30,6 +41,7 @@ use kernel::sync::Mutex;
 use crate::area;
 use crate::glue;
 use crate::mode::{self, Mode};
+use crate::upid;
 
 /// Entries in one page of the table.
 pub(crate) const ENTRIES_PER_PAGE: usize = PAGE_SIZE / core::mem::size_of::<UittEntry>();
@@ -115,6 +127,20 @@ impl Reservation {
             return Err(Error::from_errno(ret));
         }
         self.pages.push(page, GFP_NOWAIT)?;
+        // The page's entries name the sink before any of them may become
+        // valid (see the module's comment); they are invalid meanwhile.
+        // SAFETY: page `index` of the reservation now maps the page just
+        // pushed, writable, until drop (the invariants); entries are
+        // atomics, so a shared slice of them is sound.
+        let entries = unsafe {
+            core::slice::from_raw_parts(
+                self.area.as_ptr().add(index * ENTRIES_PER_PAGE),
+                ENTRIES_PER_PAGE,
+            )
+        };
+        for entry in entries {
+            entry.upid.store(upid::sink_address(), Ordering::Relaxed);
+        }
         Ok(())
     }
 }
@@ -155,8 +181,8 @@ unsafe impl Sync for Uitt {}
 
 impl Uitt {
     /// A table of up to `capacity` entries (at least one), with its first
-    /// page backed and every entry invalid; in the User Interrupts area on
-    /// the UINTR hardware (see `area`).
+    /// page backed and every entry invalid, naming the sink; in the User
+    /// Interrupts area on the UINTR hardware (see `area`).
     pub(crate) fn new(capacity: usize) -> Result<impl PinInit<Self>> {
         let mut reservation = Reservation::new(pages_for(capacity), area::in_use())?;
         reservation.back_next(Page::alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO)?)?;
@@ -187,7 +213,7 @@ impl Uitt {
     }
 
     /// Backs the next page with `page` (zeroed): its entries become
-    /// usable, invalid.  `ENOSPC` at the capacity.  Process context.
+    /// usable, invalid, naming the sink.  `ENOSPC` at the capacity.  Process context.
     pub(crate) fn grow(&self, page: Page) -> Result {
         let mut reservation = self.reservation.lock();
         reservation.back_next(page)?;
@@ -205,7 +231,8 @@ impl Uitt {
         unsafe { core::slice::from_raw_parts(self.area.as_ptr(), self.usable()) }
     }
 
-    /// Makes entry `index` post `vector` to the UPID at `upid`.
+    /// Makes invalid entry `index` post `vector` to the UPID at `upid`:
+    /// the address first, then V.
     pub(crate) fn set(&self, index: usize, upid: u64, vector: u8) {
         let entry = &self.entries()[index];
         entry.upid.store(upid, Ordering::Relaxed);
@@ -221,11 +248,12 @@ impl Uitt {
         self.entries()[index].upid.store(upid, Ordering::Release);
     }
 
-    /// Invalidates entry `index`: a SENDUIPI on it faults from now on.
+    /// Invalidates entry `index`: a SENDUIPI on it faults from now on.  V
+    /// first, then the address goes back to the sink.
     pub(crate) fn clear(&self, index: usize) {
         let entry = &self.entries()[index];
         entry.flags.store(0, Ordering::Release);
-        entry.upid.store(0, Ordering::Relaxed);
+        entry.upid.store(upid::sink_address(), Ordering::Release);
     }
 }
 

@@ -228,9 +228,10 @@ impl Upid {
     }
 }
 
-/// What the UITT entries of a masked vector name instead of the receiver's
-/// UPID (see `UintrFd::set_masked`): a descriptor whose notifications are
-/// suppressed for good, so that SENDUIPI through such an entry only sets a
+/// What a UITT entry names when it names no receiver's UPID: invalid
+/// entries (see `uitt`) and those of masked vectors (see
+/// `UintrFd::set_masked`).  A descriptor whose notifications are
+/// suppressed for good, so that a SENDUIPI that posts there only sets a
 /// bit nobody reads.  Only the CPU reads it.  Static, so that no entry
 /// outlives it; on the UINTR hardware, a slot of the area taken at boot
 /// and never given back ([`init_sink`]).
@@ -249,12 +250,12 @@ pub(crate) fn init_sink() -> Result {
     let descriptor = slot.descriptor();
     descriptor.reset(UPID_SN);
     AREA_SINK.store(descriptor as *const Descriptor as u64, Ordering::Release);
-    // Kept for as long as the kernel runs: any masked entry may name it.
+    // Kept for as long as the kernel runs: any entry may name it.
     core::mem::forget(slot);
     Ok(())
 }
 
-/// The address of the sink, for the entries of masked vectors.
+/// The address of the sink.
 pub(crate) fn sink_address() -> u64 {
     match AREA_SINK.load(Ordering::Acquire) {
         0 => &SINK as *const Descriptor as u64,

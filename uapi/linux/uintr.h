@@ -18,7 +18,7 @@
  * Sender connections (UITT entries) that a sender table starts with; it
  * grows as they fill, up to /proc/sys/kernel/uintr/max_sender_entries.
  */
-#define UINTR_MAX_UITT_ENTRIES		256
+#define UINTR_UITT_INITIAL_ENTRIES	256
 
 /*
  * uintr_register_handler() flags.
