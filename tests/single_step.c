@@ -6,6 +6,11 @@
  * the CPU.  In emulation the instruction is a #UD that the kernel
  * executes, and the kernel raises the trap that the CPU's #DB would; on
  * UINTR hardware the CPU does it.
+ *
+ * A user interrupt delivered while a debugger steps the thread pushes the
+ * flags the thread sees: not the TF that the debugger forced, which the
+ * handler's UIRET would otherwise bring back after the debugger stopped
+ * stepping.  The debugger's steps go on into the handler.
  */
 #include "uintr_test.h"
 
@@ -135,6 +140,103 @@ TEST(each_instruction_stops_once_after_itself)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("child status %#x", status);
+}
+
+/*
+ * A delivery under a debugger's single steps.  The interrupt is pending
+ * with UIF clear when the stepping begins; STUI lets it in, on the way
+ * back to user mode after the step's stop.
+ */
+void uintr_deliver_step_code(void);
+extern const char uintr_deliver_step_begin[], uintr_deliver_step_end[];
+
+__asm__(
+	".text\n"
+	".globl uintr_deliver_step_code\n"
+	"uintr_deliver_step_code:\n"
+	"uintr_deliver_step_begin:\n"
+	"	stui\n"
+	"	nop\n"
+	"	nop\n"
+	"uintr_deliver_step_end:\n"
+	"	ret\n");
+
+#define RFLAGS_TF	0x100
+
+static volatile unsigned long long stepped_frame_rflags;
+static volatile int stepped_deliveries;
+
+static UINTR_HANDLER(record_rflags)
+{
+	stepped_frame_rflags = frame->rflags;
+	stepped_deliveries++;
+}
+
+static void delivering_child(void)
+{
+	long index;
+	int fd;
+
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(10);
+	if (uintr_register_handler(record_rflags, 0))
+		_exit(11);
+	fd = uintr_create_fd(3, 0);
+	if (fd < 0)
+		_exit(12);
+	index = uintr_register_sender(fd, 0);
+	if (index < 0)
+		_exit(13);
+	__asm__ volatile("clui\n\tsenduipi %0" : : "r"(index) : "memory");
+	raise(SIGSTOP);
+	uintr_deliver_step_code();
+	if (stepped_deliveries != 1)
+		_exit(20);
+	if (stepped_frame_rflags & RFLAGS_TF)
+		_exit(21);
+	_exit(0);
+}
+
+TEST(delivery_under_single_step_pushes_the_tasks_flags)
+{
+	int status, inside = 0, in_handler = 0, steps;
+	struct user_regs_struct regs;
+	const char *rip;
+	pid_t pid;
+
+	if (uintr_hardware_mode())
+		SKIP(return, "the CPU pushes RFLAGS as they are, a debugger's TF included");
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		delivering_child();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
+
+	for (steps = 0; steps < 100000; steps++) {
+		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		/* A lost step would let the child run to its exit. */
+		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+		ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
+		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, NULL, &regs));
+		rip = (const char *)regs.rip;
+		if (rip == uintr_deliver_step_begin)
+			inside = 1;
+		else if (inside && (rip < uintr_deliver_step_begin ||
+				    rip > uintr_deliver_step_end))
+			in_handler++;
+		if (rip == uintr_deliver_step_end)
+			break;
+	}
+	ASSERT_TRUE(inside) TH_LOG("never reached the stepped code");
+	ASSERT_LT(steps, 100000);
+	EXPECT_GT(in_handler, 0) TH_LOG("the steps did not go into the handler");
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x (exit 20: not delivered once; 21: the frame held the debugger's TF)",
+		       status);
 }
 
 TEST_HARNESS_MAIN

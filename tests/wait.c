@@ -264,6 +264,40 @@ TEST(woken_by_a_thread_without_timeout)
 	pthread_join(t, NULL);
 }
 
+/*
+ * The RFC's call has one argument, uintr_wait(flags), and its programs
+ * make it with syscall(), whatever the other argument registers hold.
+ * Without the flags that select them, the kernel reads none of them.
+ */
+static long one_argument_wait(unsigned int flags)
+{
+	register long timeout __asm__("rsi") = 0x10;
+	register long word __asm__("rdx") = (long)0xffff888000000000ull;
+	register long expected __asm__("r10") = -1;
+	long ret = 476;	/* __NR_uintr_wait */
+
+	__asm__ volatile("syscall"
+			 : "+a"(ret), "+r"(timeout), "+r"(word), "+r"(expected)
+			 : "D"((long)flags)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+TEST(one_argument_call_ignores_the_other_registers)
+{
+	struct sender_args a = { .delay_ns = 20000000, .sends = 1 };
+	pthread_t t;
+
+	a.fd = receiver_setup(_metadata, 5);
+	ASSERT_GE(a.fd, 0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, delayed_sender, &a));
+	/* A bad timeout or word would fail at once; this one blocks. */
+	EXPECT_EQ(-EINTR, one_argument_wait(0));
+	EXPECT_EQ(1, handled);
+	EXPECT_EQ(5, last_vector);
+	pthread_join(t, NULL);
+}
+
 TEST(woken_by_another_process)
 {
 	int fd = receiver_setup(_metadata, 60);
