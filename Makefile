@@ -20,14 +20,16 @@ export UINTR_BUILD_DIR
 B := $(UINTR_BUILD_DIR)
 
 # Kernel flavors: normal; debug (DEBUG=1: KASAN, lockdep, kmemleak, ...);
-# disabled (FLAVOR=disabled: CONFIG_X86_USER_INTERRUPTS=n, the ENOSYS path).
+# disabled (FLAVOR=disabled: CONFIG_X86_USER_INTERRUPTS=n, the ENOSYS path);
+# rt (FLAVOR=rt: PREEMPT_RT with lockdep and the sleep-in-atomic check;
+# not in CI, run by hand: make check FLAVOR=rt).
 DEBUG ?= 0
 ifeq ($(DEBUG),1)
 FLAVOR := debug
 endif
 FLAVOR ?= normal
-ifeq ($(filter normal debug disabled,$(FLAVOR)),)
-$(error FLAVOR must be normal, debug or disabled)
+ifeq ($(filter normal debug disabled rt,$(FLAVOR)),)
+$(error FLAVOR must be normal, debug, disabled or rt)
 endif
 ifeq ($(FLAVOR),debug)
 GUEST_MEM ?= 2G

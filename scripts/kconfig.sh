@@ -2,7 +2,8 @@
 # Generate the guest .config in the object directory given as $1:
 # tinyconfig + config/guest.config + Kconfig.fragment (+ config/debug.config
 # for FLAVOR=debug; config/disabled.config instead of Kconfig.fragment for
-# FLAVOR=disabled; then $UINTR_EXTRA_FRAGMENTS), merged with the kernel's
+# FLAVOR=disabled; config/rt.config on top for FLAVOR=rt; then
+# $UINTR_EXTRA_FRAGMENTS), merged with the kernel's
 # merge_config.sh.  Fails when an option we asked for did not survive
 # olddefconfig.  The tree is build/linux, or $UINTR_KERNEL_SRC.
 # Regenerates only when an input (fragments or the patched
@@ -21,6 +22,7 @@ case "$flavor" in
 normal) fragments=("$top/config/guest.config" "$top/Kconfig.fragment") ;;
 debug) fragments=("$top/config/guest.config" "$top/Kconfig.fragment" "$top/config/debug.config") ;;
 disabled) fragments=("$top/config/guest.config" "$top/config/disabled.config") ;;
+rt) fragments=("$top/config/guest.config" "$top/Kconfig.fragment" "$top/config/rt.config") ;;
 *) echo "kconfig: unknown flavor $flavor" >&2; exit 1 ;;
 esac
 # More fragments on top (scripts/config-matrix.sh), space-separated.
