@@ -4,12 +4,14 @@
 //!
 //! On the UINTR hardware a UPID must be in the area (see `area`), and a
 //! page there for each 64-byte UPID would waste most of it.  The pool
-//! keeps a list of area pages, each with a bitmap of its taken slots; a
+//! keeps its area pages on two lists, those with a free slot and the full
+//! ones, each page with a bitmap of its taken slots: a slot is taken from
+//! the first page of the first list, in O(1) however many UPIDs exist.  A
 //! [`Slot`] holds a reference to its page, and gives its slot back when
 //! dropped, in any context but NMI (a UPID's last reference may go with a
 //! task freed after an RCU grace period).  A page whose last slot goes
-//! leaves the list and is freed.  The list's lock is a raw spinlock taken
-//! with interrupts off, held only to scan and flip bits: pages are
+//! leaves its list and is freed.  The lists' lock is a raw spinlock taken
+//! with interrupts off, held only to move a page and flip bits: pages are
 //! allocated before it is taken.
 
 use core::ptr;
@@ -67,6 +69,11 @@ impl PoolPage {
         Some(index)
     }
 
+    /// Whether every slot is taken.  Under the pool's lock.
+    fn is_full(&self) -> bool {
+        self.used.load(Ordering::Relaxed) == FULL
+    }
+
     /// Gives slot `index` back; returns whether the page is now empty.
     /// Under the pool's lock.
     fn give_back(&self, index: usize) -> bool {
@@ -76,8 +83,27 @@ impl PoolPage {
     }
 }
 
-/// The pages that have a taken slot.
-type Pool = RawSpinLock<List<PoolPage>>;
+/// The pages that have a taken slot.  Invariant: a page is on `full`
+/// while all its slots are taken, on `partial` while some but not all
+/// are, and on no list before its first slot and after its last.
+struct Pages {
+    partial: List<PoolPage>,
+    full: List<PoolPage>,
+}
+
+impl Pages {
+    /// Puts `page`, which has a taken slot, on the list its bitmap says.
+    fn file(&mut self, page: ListArc<PoolPage>) {
+        if page.is_full() {
+            self.full.push_back(page);
+        } else {
+            self.partial.push_front(page);
+        }
+    }
+}
+
+/// The pool's pages, under its lock.
+type Pool = RawSpinLock<Pages>;
 
 /// The pool, once `init` ran (NULL before, and without the hardware).
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(ptr::null_mut());
@@ -85,7 +111,13 @@ static POOL: AtomicPtr<Pool> = AtomicPtr::new(ptr::null_mut());
 /// Creates the pool; called once at boot, on the UINTR hardware.
 pub(crate) fn init() -> Result {
     let pool = KBox::pin_init(
-        new_raw_spinlock!(List::new(), "uintr_upid_pool"),
+        new_raw_spinlock!(
+            Pages {
+                partial: List::new(),
+                full: List::new(),
+            },
+            "uintr_upid_pool"
+        ),
         GFP_KERNEL,
     )?;
     // SAFETY: leaked below, so never moved: the pin stays honoured.
@@ -131,31 +163,32 @@ impl Slot {
         let mut pages = pool.lock();
         // Another thread may have freed a slot meanwhile: use it, and
         // free the new page (unlisted, it goes with `fresh`).
-        if let Some(slot) = Self::take_from(&pages) {
+        if let Some(slot) = Self::take_from(&mut pages) {
             return Ok(slot);
         }
         let page = fresh.clone_arc();
         let index = page.take().ok_or(ENOMEM)?;
-        pages.push_back(fresh);
+        pages.file(fresh);
         Ok(Self { page, index })
     }
 
     /// A free slot of a listed page, if any.
     fn take_listed(pool: &Pool) -> Option<Self> {
         let _irqs = IrqsOff::new();
-        let pages = pool.lock();
-        Self::take_from(&pages)
+        let mut pages = pool.lock();
+        Self::take_from(&mut pages)
     }
 
-    /// A free slot of one of `pages`, if any.
-    fn take_from(pages: &List<PoolPage>) -> Option<Self> {
-        pages.iter().find_map(|page| {
-            let index = page.take()?;
-            Some(Self {
-                page: page.into(),
-                index,
-            })
-        })
+    /// A free slot of the first page with one, if any.
+    fn take_from(pages: &mut Pages) -> Option<Self> {
+        let page = pages.partial.pop_front()?;
+        let index = page.take();
+        let slot = index.map(|index| Self {
+            page: page.clone_arc(),
+            index,
+        });
+        pages.file(page);
+        slot
     }
 
     /// The descriptor, valid while the slot is taken.
@@ -176,12 +209,27 @@ impl Drop for Slot {
         let emptied = {
             let _irqs = IrqsOff::new();
             let mut pages = pool.lock();
-            if self.page.give_back(self.index) {
-                // SAFETY: a page is on the pool's list from its first
-                // slot until it empties, on no other list ever.
-                unsafe { pages.remove(&self.page) }
+            let was_full = self.page.is_full();
+            let empty = self.page.give_back(self.index);
+            // A page that was full leaves `full`; one that empties leaves
+            // its list for good; any other stays where it is.
+            let page = if was_full {
+                // SAFETY: a full page is on `full` (`Pages`' invariant),
+                // on no other list ever.
+                unsafe { pages.full.remove(&self.page) }
+            } else if empty {
+                // SAFETY: a page with a free and a taken slot is on
+                // `partial` (`Pages`' invariant), on no other list ever.
+                unsafe { pages.partial.remove(&self.page) }
             } else {
                 None
+            };
+            match page {
+                Some(page) if !empty => {
+                    pages.file(page);
+                    None
+                }
+                page => page,
             }
         };
         // The page, if it emptied, is freed after the lock and with

@@ -8,6 +8,8 @@
 //! that CPU's list names it.  The kernel vector's handler walks the list
 //! of its own CPU only and wakes the waiters whose UPID has something
 //! posted: no global list, no global lock, no scan of other CPUs' waiters.
+//! It looks at each waiter once, and takes the ones it wakes off the list:
+//! an interrupt costs O(waiters on its CPU), however many are due.
 //!
 //! A list's lock is taken with interrupts off (the handler takes it too),
 //! possibly under the scheduler's runqueue lock (a receiver going to sleep
@@ -57,8 +59,6 @@ pub(crate) struct Waiter {
     upid: Arc<Upid>,
     /// How to wake it.
     wake: Wake,
-    /// Woken since it was enqueued: the handler skips it.
-    woken: AtomicBool,
     /// A request was pending already when it was enqueued: wake it even
     /// though nothing is posted.
     due: AtomicBool,
@@ -89,7 +89,6 @@ impl Waiter {
                 task: ARef::from(&*current!()),
                 upid: upid.clone(),
                 wake,
-                woken: AtomicBool::new(false),
                 due: AtomicBool::new(false),
                 cpu: AtomicUsize::new(0),
                 swept: AtomicBool::new(false),
@@ -109,8 +108,8 @@ impl Waiter {
     /// (between `enqueue` and the redirect, with interrupts on in
     /// uintr_wait()), ON may still belong to a notification of the user
     /// vector; waking the thread for it, while it still runs, would use up
-    /// its one wakeup, and the notification the redirect makes due would
-    /// then find it woken already and leave it asleep.
+    /// its one wakeup (it leaves the list), and the notification the
+    /// redirect makes due would then find it gone and leave it asleep.
     ///
     /// After the redirect, as any recognition, it clears ON and then looks
     /// at PIR: it wakes the thread only for a request the thread will see
@@ -118,7 +117,7 @@ impl Waiter {
     /// notification after the thread took its request, see
     /// [`Upid::claim_notification`]) is cleared without a wakeup, so the
     /// next post notifies again; taken for a wakeup, it would leave the
-    /// thread asleep, marked woken, under an ON that no post clears.
+    /// thread asleep, off the list, under an ON that no post clears.
     fn take_wakeup(&self) -> bool {
         self.upid.acknowledge(KERNEL_VECTOR)
             && (self.upid.has_posted() || self.due.load(Ordering::Relaxed))
@@ -126,7 +125,14 @@ impl Waiter {
 }
 
 /// The waiters of one CPU.
-type WaitList = RawSpinLock<List<Waiter>>;
+struct Waiters {
+    list: List<Waiter>,
+    /// How many are on `list`.
+    len: usize,
+}
+
+/// The waiters of one CPU, under their lock.
+type WaitList = RawSpinLock<Waiters>;
 
 /// One wait list per possible CPU, allocated at boot and never freed.
 struct WaitLists {
@@ -143,7 +149,13 @@ pub(crate) fn init() -> Result {
     for _ in 0..cpus {
         lists.push(
             KBox::pin_init(
-                new_raw_spinlock!(List::new(), "uintr_wait_list"),
+                new_raw_spinlock!(
+                    Waiters {
+                        list: List::new(),
+                        len: 0,
+                    },
+                    "uintr_wait_list"
+                ),
                 GFP_KERNEL,
             )?,
             GFP_KERNEL,
@@ -182,12 +194,13 @@ pub(crate) fn enqueue(cpu: usize, waiter: &Arc<Waiter>, due: bool) -> bool {
     let Ok(entry) = ListArc::try_from_arc(waiter.clone()) else {
         return false;
     };
-    waiter.woken.store(false, Ordering::Relaxed);
     waiter.due.store(due, Ordering::Relaxed);
     waiter.cpu.store(cpu, Ordering::Relaxed);
     waiter.swept.store(false, Ordering::Relaxed);
     let _irqs = IrqsOff::new();
-    list.lock().push_back(entry);
+    let mut waiters = list.lock();
+    waiters.list.push_back(entry);
+    waiters.len += 1;
     true
 }
 
@@ -198,38 +211,51 @@ pub(crate) fn dequeue(waiter: &Waiter) {
     };
     let _irqs = IrqsOff::new();
     // Only `enqueue` sets `waiter.cpu`, and only while `waiter` is on no
-    // list; it then puts it on that CPU's list.
+    // list; it then puts it on that CPU's list, which only `dequeue` and
+    // the handler take it off.
     let mut waiters = list.lock();
     // SAFETY: by the above, `waiter` is on this list or on none.
-    drop(unsafe { waiters.remove(waiter) });
+    if unsafe { waiters.list.remove(waiter) }.is_some() {
+        waiters.len -= 1;
+    }
 }
 
-/// The most waiters woken per pass over the list.
+/// The most waiters woken per batch: the handler drops the list's lock
+/// to wake each batch.
 const BATCH: usize = 8;
 
-/// The kernel vector arrived on `cpu` (interrupts are off): wake its
+/// The kernel vector arrived on `cpu` (interrupts are off): wakes its
 /// waiters that have something posted, each once; returns how many.
+///
+/// One pass looks at each waiter that was listed when it began once: a
+/// due one leaves the list (its request stays pending until it runs; it
+/// needs no more notifications), the others go to the tail.
 pub(crate) fn wake_posted(cpu: usize) -> usize {
     let Some(list) = wait_list(cpu) else {
         return 0;
     };
     let mut woken = 0;
+    let mut unseen = None;
     loop {
         let mut batch: [Option<(ARef<Task>, Wake)>; BATCH] = Default::default();
         let mut n = 0;
-        for waiter in list.lock().iter() {
-            // A woken waiter has its request pending until it runs: its
-            // ON may stay, it needs no more notifications.
-            if !waiter.woken.load(Ordering::Relaxed) && waiter.take_wakeup() {
-                waiter.woken.store(true, Ordering::Relaxed);
+        let mut waiters = list.lock();
+        let left = unseen.get_or_insert(waiters.len);
+        while n < BATCH && *left > 0 {
+            *left -= 1;
+            let Some(waiter) = waiters.list.pop_front() else {
+                break;
+            };
+            if waiter.take_wakeup() {
                 trace::notify(KERNEL_VECTOR, &*waiter.task, waiter.upid.posted());
                 batch[n] = Some((waiter.task.clone(), waiter.wake));
                 n += 1;
-                if n == BATCH {
-                    break;
-                }
+                waiters.len -= 1;
+            } else {
+                waiters.list.push_back(waiter);
             }
         }
+        drop(waiters);
         for (task, wake) in batch.iter().flatten() {
             match wake {
                 Wake::Wait => task.wake_up(),
@@ -237,7 +263,7 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
             }
         }
         woken += n;
-        if n < BATCH {
+        if n < BATCH || unseen == Some(0) {
             return woken;
         }
     }
@@ -245,12 +271,12 @@ pub(crate) fn wake_posted(cpu: usize) -> usize {
 
 /// `cpu` is dead (called on another CPU, in process context): the
 /// notifications sent to it were dropped, so its waiters, whose UPIDs name
-/// it, would sleep on.  Marks each one swept and wakes its thread with a
-/// plain wakeup; returns how many.  A thread in uintr_wait() then lists
-/// itself on the CPU it runs on (see `wait`); one asleep in another call
-/// takes the wakeup as spurious, sleeps again, and the context switch
-/// lists it where it sleeps now.  No new waiter can join the list while
-/// the CPU is dead.
+/// it, would sleep on.  Takes each one off the list, marks it swept and
+/// wakes its thread with a plain wakeup; returns how many.  A thread in
+/// uintr_wait() then lists itself on the CPU it runs on (see `wait`); one
+/// asleep in another call takes the wakeup as spurious, sleeps again, and
+/// the context switch lists it where it sleeps now.  No new waiter can
+/// join the list while the CPU is dead.
 pub(crate) fn wake_all(cpu: usize) -> usize {
     let Some(list) = wait_list(cpu) else {
         return 0;
@@ -261,14 +287,15 @@ pub(crate) fn wake_all(cpu: usize) -> usize {
         let mut n = 0;
         {
             let _irqs = IrqsOff::new();
-            for waiter in list.lock().iter() {
-                if !waiter.swept.swap(true, Ordering::AcqRel) {
-                    batch[n] = Some(waiter.task.clone());
-                    n += 1;
-                    if n == BATCH {
-                        break;
-                    }
-                }
+            let mut waiters = list.lock();
+            while n < BATCH {
+                let Some(waiter) = waiters.list.pop_front() else {
+                    break;
+                };
+                waiters.len -= 1;
+                waiter.swept.store(true, Ordering::Release);
+                batch[n] = Some(waiter.task.clone());
+                n += 1;
             }
         }
         for task in batch.iter().flatten() {
