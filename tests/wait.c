@@ -10,6 +10,8 @@
 #include "uintr_test.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -262,6 +264,122 @@ TEST(woken_by_a_thread_without_timeout)
 	EXPECT_EQ(-EINTR, UINTR_RET(uintr_wait(0, NULL)));
 	EXPECT_GE(handled, 1);
 	pthread_join(t, NULL);
+}
+
+/*
+ * A crowd of receivers asleep in uintr_wait() on one CPU, all posted to
+ * at once, round after round.  The kernel vector's handler then finds
+ * many due waiters in one interrupt among many that are not (asleep
+ * again after their wakeup, or not yet posted to); it must wake each due
+ * one once and lose none.  Each round's time is printed, not checked
+ * (make bench measures).  The sender's table grows past its first page.
+ */
+#define CROWD		2000
+#define CROWD_DEBUG	500
+#define CROWD_ROUNDS	10
+
+struct crowd_member {
+	pthread_t thread;
+	atomic_int fd;
+	atomic_int rounds_woken;
+	atomic_int errors;
+};
+
+static struct crowd_member crowd[CROWD];
+static atomic_int crowd_ready;
+
+static UINTR_HANDLER(crowd_handler)
+{
+}
+
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *crowd_receiver(void *p)
+{
+	struct crowd_member *m = p;
+	int fd;
+
+	pin_to_cpu(1);
+	if (uintr_register_handler(crowd_handler, 0)) {
+		m->errors++;
+		m->fd = -2;
+		return NULL;
+	}
+	fd = uintr_create_fd(0, 0);
+	m->fd = fd < 0 ? -2 : fd;
+	if (fd < 0)
+		return NULL;
+	/* UIF clear: a post before the wait makes it return at once. */
+	_clui();
+	for (int r = 0; r < CROWD_ROUNDS; r++) {
+		crowd_ready++;
+		if (UINTR_RET(uintr_wait(0, NULL)) != -EINTR)
+			m->errors++;
+		_stui();	/* the handler runs */
+		_clui();
+		m->rounds_woken++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(slow, a_crowd_asleep_on_one_cpu_is_woken_together, 600)
+{
+	static long index[CROWD];
+	int n = uintr_debug_kernel() ? CROWD_DEBUG : CROWD;
+	struct rlimit files = { n + 64, n + 64 };
+	pthread_attr_t attr;
+	long long t0;
+	int i, r, late;
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &files));
+	pin_to_cpu(0);
+	crowd_ready = 0;
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 64 * 1024));
+	for (i = 0; i < n; i++) {
+		crowd[i].fd = -1;
+		ASSERT_EQ(0, pthread_create(&crowd[i].thread, &attr,
+					    crowd_receiver, &crowd[i]));
+	}
+	for (i = 0; i < n; i++) {
+		while (crowd[i].fd == -1)
+			usleep(100);
+		ASSERT_GE(crowd[i].fd, 0) TH_LOG("receiver %d did not register", i);
+		index[i] = uintr_register_sender(crowd[i].fd, 0);
+		ASSERT_GE(index[i], 0) TH_LOG("connection %d: %s", i, strerror(errno));
+	}
+	for (r = 0; r < CROWD_ROUNDS; r++) {
+		t0 = now_ns();
+		while (crowd_ready < (r + 1) * n && now_ns() - t0 < 60000000000LL)
+			usleep(1000);
+		ASSERT_EQ((r + 1) * n, crowd_ready);
+		usleep(20000);	/* let the last ones fall asleep */
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			_senduipi(index[i]);
+		for (i = 0; i < n; i++)
+			while (crowd[i].rounds_woken <= r &&
+			       now_ns() - t0 < 60000000000LL)
+				usleep(1000);
+		for (late = 0, i = 0; i < n; i++)
+			late += crowd[i].rounds_woken <= r;
+		ASSERT_EQ(0, late) TH_LOG("round %d: %d receivers never woke", r, late);
+		TH_LOG("round %d: %d receivers on CPU 1 woken in %lld ms", r, n,
+		       (now_ns() - t0) / 1000000);
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(crowd[i].thread, NULL);
+		EXPECT_EQ(0, crowd[i].errors) TH_LOG("receiver %d", i);
+		close(crowd[i].fd);
+	}
+	pthread_attr_destroy(&attr);
 }
 
 /*
