@@ -69,15 +69,59 @@ static const struct {
 
 #define N_AFTER (sizeof(after) / sizeof(after[0]))
 
-/* The child: a receiver and its own sender, stopped before the code. */
-static void stepped_child(void)
+/* Forks `child`, which stops itself with SIGSTOP; returns its pid. */
+static pid_t start_traced(struct __test_metadata *_metadata,
+			  void (*child)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		child();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
+	return pid;
+}
+
+/*
+ * One PTRACE_SINGLESTEP: the child's registers at the SIGTRAP stop that
+ * ends it.  A lost step would let the child run to its exit.
+ */
+static void step(struct __test_metadata *_metadata, pid_t pid,
+		 struct user_regs_struct *regs)
+{
+	int status;
+
+	ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+	ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
+	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, NULL, regs));
+}
+
+/* Lets the child run to its end; returns its wait status. */
+static int finish(struct __test_metadata *_metadata, pid_t pid)
+{
+	int status;
+
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	return status;
+}
+
+/*
+ * In a child: asks to be traced, registers `handler` and connects to its
+ * own vector 3; returns the index.  Exits 10..13 if a step fails.
+ */
+static long traced_self_sender(void *handler)
 {
 	long index;
 	int fd;
 
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 		_exit(10);
-	if (uintr_register_handler(uintr_test_handler(), 0))
+	if (uintr_register_handler(handler, 0))
 		_exit(11);
 	fd = uintr_create_fd(3, 0);
 	if (fd < 0)
@@ -85,6 +129,14 @@ static void stepped_child(void)
 	index = uintr_register_sender(fd, 0);
 	if (index < 0)
 		_exit(13);
+	return index;
+}
+
+/* The child: a receiver and its own sender, stopped before the code. */
+static void stepped_child(void)
+{
+	long index = traced_self_sender(uintr_test_handler());
+
 	raise(SIGSTOP);
 	uintr_step_code(index);
 	_exit(0);
@@ -93,26 +145,15 @@ static void stepped_child(void)
 TEST(each_instruction_stops_once_after_itself)
 {
 	int stopped_after[N_AFTER] = { 0 }, code[N_AFTER] = { 0 };
+	pid_t pid = start_traced(_metadata, stepped_child);
 	struct user_regs_struct regs;
 	int status, inside = 0, steps;
 	siginfo_t si;
 	size_t i;
-	pid_t pid;
-
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0)
-		stepped_child();
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
 
 	/* From the SIGSTOP into the code and through it, one step at a time. */
 	for (steps = 0; steps < 100000; steps++) {
-		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
-		ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
-		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, NULL, &regs));
+		step(_metadata, pid, &regs);
 		if ((const char *)regs.rip == uintr_step_begin)
 			inside = 1;
 		if (!inside)
@@ -136,8 +177,7 @@ TEST(each_instruction_stops_once_after_itself)
 		EXPECT_EQ(TRAP_TRACE, code[i])
 			TH_LOG("si_code of the stop after %s", after[i].name);
 	}
-	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	status = finish(_metadata, pid);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("child status %#x", status);
 }
@@ -174,19 +214,8 @@ static UINTR_HANDLER(record_rflags)
 
 static void delivering_child(void)
 {
-	long index;
-	int fd;
+	long index = traced_self_sender(record_rflags);
 
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-		_exit(10);
-	if (uintr_register_handler(record_rflags, 0))
-		_exit(11);
-	fd = uintr_create_fd(3, 0);
-	if (fd < 0)
-		_exit(12);
-	index = uintr_register_sender(fd, 0);
-	if (index < 0)
-		_exit(13);
 	__asm__ volatile("clui\n\tsenduipi %0" : : "r"(index) : "memory");
 	raise(SIGSTOP);
 	uintr_deliver_step_code();
@@ -206,20 +235,9 @@ TEST(delivery_under_single_step_pushes_the_tasks_flags)
 
 	if (uintr_hardware_mode())
 		SKIP(return, "the CPU pushes RFLAGS as they are, a debugger's TF included");
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0)
-		delivering_child();
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
-
+	pid = start_traced(_metadata, delivering_child);
 	for (steps = 0; steps < 100000; steps++) {
-		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		/* A lost step would let the child run to its exit. */
-		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
-		ASSERT_EQ(SIGTRAP, WSTOPSIG(status));
-		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, pid, NULL, &regs));
+		step(_metadata, pid, &regs);
 		rip = (const char *)regs.rip;
 		if (rip == uintr_deliver_step_begin)
 			inside = 1;
@@ -232,8 +250,7 @@ TEST(delivery_under_single_step_pushes_the_tasks_flags)
 	ASSERT_TRUE(inside) TH_LOG("never reached the stepped code");
 	ASSERT_LT(steps, 100000);
 	EXPECT_GT(in_handler, 0) TH_LOG("the steps did not go into the handler");
-	ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	status = finish(_metadata, pid);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("child status %#x (exit 20: not delivered once; 21: the frame held the debugger's TF)",
 		       status);
