@@ -129,9 +129,9 @@ impl Reservation {
         self.pages.push(page, GFP_NOWAIT)?;
         // The page's entries name the sink before any of them may become
         // valid (see the module's comment); they are invalid meanwhile.
-        // SAFETY: page `index` of the reservation now maps the page just
-        // pushed, writable, until drop (the invariants); entries are
-        // atomics, so a shared slice of them is sound.
+        // Page `index` of the reservation maps the page just pushed,
+        // writable, until drop (the invariants).
+        // SAFETY: so the slice is mapped memory; entries are atomics.
         let entries = unsafe {
             core::slice::from_raw_parts(
                 self.area.as_ptr().add(index * ENTRIES_PER_PAGE),
