@@ -118,6 +118,7 @@ pub unsafe extern "C" fn uintr_rust_stats(out: *mut bindings::uintr_stats) {
             fds: s.fds,
             connections: s.connections,
             ipi_fds: s.ipi_fds,
+            watches: s.watches,
         }
     };
 }
@@ -417,4 +418,9 @@ kunit_entry!(
 kunit_entry!(
     uintr_rust_test_stale_notification_keeps_the_wakeup =>
         kunit::stale_notification_keeps_the_wakeup
+);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_watch_posts_masks_and_survives_pollfree =>
+        kunit::watch_posts_masks_and_survives_pollfree
 );

@@ -24,6 +24,7 @@ use kernel::types::ForeignOwnable;
 use crate::errno;
 use crate::ioctl;
 use crate::limits::Counted;
+use crate::poll::FileRef;
 use crate::shared::IpiFd;
 use crate::thread::ThreadState;
 use crate::trace;
@@ -95,36 +96,16 @@ pub(crate) fn create_ipi_fd(object: Arc<IpiFd>) -> Result<usize> {
     create_file(c_str!("[uintr_ipi]"), &UINTR_IPI_FOPS, object)
 }
 
-/// A counted reference to a `struct file`, put on drop.
-struct FileRef(ptr::NonNull<bindings::file>);
-
-impl Drop for FileRef {
-    fn drop(&mut self) {
-        // SAFETY: the reference was taken by `fget` in `lookup` and is put
-        // exactly once, here.
-        unsafe { bindings::fput(self.0.as_ptr()) };
-    }
-}
-
 /// The uintr_fd object behind the caller's descriptor `fd`: `EBADF` if
 /// `fd` is not open, `EOPNOTSUPP` if it is not a uintr_fd.
 pub(crate) fn lookup(fd: i32) -> Result<Arc<UintrFd>> {
-    let fd = c_uint::try_from(fd).map_err(|_| EBADF)?;
-    // SAFETY: `fget` accepts any descriptor number and returns either NULL
-    // or a counted reference to an open file.
-    let file = ptr::NonNull::new(unsafe { bindings::fget(fd) }).ok_or(EBADF)?;
-    let file = FileRef(file);
-    // SAFETY: we hold a reference, so the file is valid.
-    let (ops, private) = unsafe {
-        let f = file.0.as_ptr();
-        ((*f).f_op, (*f).private_data)
-    };
-    if !ptr::eq(ops, &UINTR_FD_FOPS.0) {
+    let file = FileRef::get(fd)?;
+    if !ptr::eq(file.operations(), &UINTR_FD_FOPS.0) {
         return Err(errno::eopnotsupp());
     }
     // `release` takes the file's reference back; it cannot run while we hold one.
     // SAFETY: a file with our operations has a foreign `Arc<UintrFd>` there.
-    let object = unsafe { Arc::<UintrFd>::borrow(private) };
+    let object = unsafe { Arc::<UintrFd>::borrow(file.private_data()) };
     Ok(object.into())
 }
 
@@ -205,6 +186,27 @@ unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings
             pir,
         )
     };
+    let watches = receiver.watches();
+    // SAFETY: as above.
+    unsafe {
+        bindings::seq_printf(
+            m,
+            c_str!("uintr_watches:\t%u\n").as_char_ptr(),
+            watches.count(object.vector()) as c_uint,
+        )
+    };
+    watches.show(object.vector(), |inode, events, posts| {
+        // SAFETY: as above; `%lu` and `%llu` take 64-bit values.
+        unsafe {
+            bindings::seq_printf(
+                m,
+                c_str!("uintr_watch:\tino:%lu events:%#x posts:%llu\n").as_char_ptr(),
+                inode,
+                events,
+                posts,
+            )
+        };
+    });
 }
 
 /// `file_operations.release` of an ipi fd: its use of the table goes.

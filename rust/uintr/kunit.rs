@@ -5,18 +5,22 @@
 //! They drive the objects directly, without files or user programs: UITT
 //! index allocation, the references that keep a UPID alive, teardown
 //! from the fd's side and from the sender's, a shared table's uses,
-//! masking and revocation, and the kernel vector's wakeups.  Each case compares the live-object
-//! counters with their value before it started, so a leak or an early
-//! free fails the case.  They run at boot, before user space, so
+//! masking and revocation, the kernel vector's wakeups, and watches (with
+//! a wait queue freed before its file).  Each case compares the
+//! live-object counters with their value before it started, so a leak or
+//! an early free fails the case.  They run at boot, before user space, so
 //! nothing else changes the counters meanwhile.
 
 use core::ffi::c_void;
-use core::ptr;
+use core::ptr::{self, NonNull};
+use kernel::bindings;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 use crate::errno;
+use crate::events::{EPOLLIN, EPOLLOUT};
 use crate::glue::{CpuPin, IrqsOff};
+use crate::poll::FileRef;
 use crate::receiver::{HandlerFlags, Receiver};
 use crate::sender::Sender;
 use crate::shared::{ProcessTable, SenderUse};
@@ -64,6 +68,7 @@ fn plus(
         fds: base.fds + fds,
         connections: base.connections + connections,
         ipi_fds: base.ipi_fds,
+        watches: base.watches,
     }
 }
 
@@ -358,6 +363,81 @@ pub(crate) fn early_kernel_vector_keeps_the_wakeup() -> Check {
     ensure!(again == 0);
     ensure!(after == 0);
     drop((waiter, receiver));
+    ensure!(stats::snapshot() == base);
+    Ok(())
+}
+
+/// A file of `uintr_kunit.c` whose one wait queue the case wakes and frees.
+struct QueueFile(FileRef);
+
+impl QueueFile {
+    fn new() -> core::result::Result<Self, &'static str> {
+        // SAFETY: returns NULL or a new counted reference, which `FileRef`
+        // then owns.
+        let file = NonNull::new(unsafe { bindings::uintr_kunit_queue_file() }).ok_or("no file")?;
+        // SAFETY: as just said.
+        Ok(Self(unsafe { FileRef::from_raw(file) }))
+    }
+
+    /// Another counted reference to the file.
+    fn reference(&self) -> FileRef {
+        // SAFETY: we hold a reference, so the file is open; get_file()
+        // returns it with one more, which the new `FileRef` owns.
+        unsafe {
+            let file = bindings::uintr_kunit_file_get(self.0.as_ptr());
+            FileRef::from_raw(NonNull::new_unchecked(file))
+        }
+    }
+
+    /// Wakes the queue with `events`.
+    fn wake(&self, events: u32) {
+        // SAFETY: the file is open and its queue not yet freed (`free`
+        // takes `self`).
+        unsafe { bindings::uintr_kunit_queue_wake(self.0.as_ptr(), events) };
+    }
+
+    /// Frees the queue, with POLLFREE; the file stays.
+    fn free(self) -> FileRef {
+        // SAFETY: the file is open and its queue is freed once, here.
+        unsafe { bindings::uintr_kunit_queue_free(self.0.as_ptr()) };
+        self.0
+    }
+}
+
+/// A watched file's wakeups post the fd's vector, those without a
+/// watched event do not, nor any while the vector is masked; a queue
+/// freed before its file (POLLFREE) takes the watch's entry with it, and
+/// the watch then ends without touching the freed queue (KASAN checks the
+/// debug kernel).  Everything goes back.
+pub(crate) fn watch_posts_masks_and_survives_pollfree() -> Check {
+    const VECTOR: u8 = 3;
+    let base = stats::snapshot();
+    let receiver = receiver()?;
+    let fd = alloc(UintrFd::new(&receiver, VECTOR))?;
+    let queue = QueueFile::new()?;
+    ensure!(fd.watch(queue.reference(), EPOLLIN).is_ok());
+    ensure!(fd.watch(queue.reference(), EPOLLIN) == Err(EEXIST));
+    ensure!(stats::snapshot().watches == base.watches + 1);
+    let upid = receiver.upid();
+    ensure!(upid.posted() == 0);
+    queue.wake(EPOLLOUT);
+    ensure!(upid.posted() == 0);
+    queue.wake(EPOLLIN);
+    ensure!(upid.take_posted() == 1 << VECTOR);
+    fd.set_masked(true);
+    queue.wake(EPOLLIN);
+    ensure!(upid.posted() == 0);
+    fd.set_masked(false);
+    queue.wake(0);
+    ensure!(upid.take_posted() == 1 << VECTOR);
+    // POLLFREE comes with EPOLLHUP, which the watch does not name.
+    let file = queue.free();
+    ensure!(upid.posted() == 0);
+    fd.release();
+    ensure!(stats::snapshot().watches == base.watches);
+    drop(file);
+    receiver.shutdown();
+    drop((fd, receiver));
     ensure!(stats::snapshot() == base);
     Ok(())
 }

@@ -31,6 +31,7 @@ use crate::stats::{self, Live};
 use crate::trace;
 use crate::upid::Upid;
 use crate::waitlist::{self, Waiter, Wake, KERNEL_VECTOR};
+use crate::watch::Watches;
 
 /// Vectors per receiver: 0 (lowest priority) to 63 (highest).
 pub(crate) const VECTORS: u64 = 64;
@@ -129,6 +130,10 @@ pub(crate) struct Receiver {
     /// shutdown).  Only the thread itself takes and returns it.
     #[pin]
     wait_entry: SpinLock<Option<Arc<Waiter>>>,
+    /// The files watched through its uintr_fds (UINTR_FD_WATCH); they end
+    /// at shutdown.
+    #[pin]
+    watches: Watches,
     /// Counts this receiver in [`stats::RECEIVERS`].
     _live: Live,
 }
@@ -160,6 +165,7 @@ impl Receiver {
                 state: AtomicU8::new(RUNNING),
                 sleeper <- new_raw_spinlock!(sleeper_entry, "uintr_receiver_sleeper"),
                 wait_entry <- new_spinlock!(None, "uintr_receiver_wait_entry"),
+                watches <- Watches::new(),
                 _live: Live::new(&stats::RECEIVERS),
             }),
             GFP_KERNEL_ACCOUNT,
@@ -169,6 +175,11 @@ impl Receiver {
     /// The receiver's UPID.
     pub(crate) fn upid(&self) -> &Arc<Upid> {
         &self.upid
+    }
+
+    /// The files watched through its uintr_fds.
+    pub(crate) fn watches(&self) -> &Watches {
+        &self.watches
     }
 
     /// The handler's user address.
@@ -347,10 +358,11 @@ impl Receiver {
 
     /// The thread unregistered or exited: no more deliveries, no new
     /// senders; the fds stay open, the entries of uintr_register_self()
-    /// are invalidated.
+    /// are invalidated, the watches end (and put their files).
     pub(crate) fn shutdown(&self) {
         self.active.store(false, Ordering::Release);
         self.upid.suppress();
+        self.watches.close();
         let entries = core::mem::take(&mut *self.self_entries.lock());
         for entry in entries.iter() {
             entry.release();

@@ -24,6 +24,8 @@ pub(crate) static FDS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 /// Live ipi fds (uintr_ipi_fd()), each holding a sender table.
 pub(crate) static IPI_FDS: AtomicU64 = AtomicU64::new(0);
+/// Live watches (UINTR_FD_WATCH), each holding a file.
+pub(crate) static WATCHES: AtomicU64 = AtomicU64::new(0);
 
 /// Counts its owner in one of the counters above for as long as it exists.
 pub(crate) struct Live(&'static AtomicU64);
@@ -59,6 +61,8 @@ pub(crate) struct Snapshot {
     pub(crate) connections: u64,
     /// See [`IPI_FDS`].
     pub(crate) ipi_fds: u64,
+    /// See [`WATCHES`].
+    pub(crate) watches: u64,
 }
 
 /// Reads all counters.
@@ -72,5 +76,6 @@ pub(crate) fn snapshot() -> Snapshot {
         fds: get(&FDS),
         connections: get(&CONNECTIONS),
         ipi_fds: get(&IPI_FDS),
+        watches: get(&WATCHES),
     }
 }

@@ -166,4 +166,10 @@ events! {
     /// A context switch changed the UPID of thread `receiver`.
     fn switch(what: Switch, receiver: &impl Thread, ndst: u32) =>
         __tracepoint_uintr_switch, uintr_trace_switch(what as i32, receiver.global_tid(), ndst);
+    /// A wakeup of a watched file with `events` posted `vector` to the
+    /// thread `receiver` (a TID in the initial PID namespace), and sent
+    /// notification vector `nv` to `ndst` if `notified`.
+    fn watch_post(vector: u8, receiver: i32, events: u32, notified: bool, nv: u8, ndst: u32) =>
+        __tracepoint_uintr_watch_post,
+        uintr_trace_watch_post(vector, receiver, events, notified, nv, ndst);
 }

@@ -11,6 +11,8 @@
 //!   [`uitt`]; [`shared`]: its uses, by a thread, by the process whose
 //!   threads share it, by an ipi fd;
 //! - [`uintr_fd`]: one vector of one receiver, listing its connections;
+//!   [`watch`]: files whose wakeups post a vector (through [`poll`], the
+//!   raw wait queue hooks, as [`events`] selects);
 //! - [`file`], [`thread`] and [`slot`]: the raw VFS (uintr_fds, ipi
 //!   fds), per-thread and C-pointer plumbing;
 //! - [`syscalls`]: the system calls, on top of those;
@@ -29,13 +31,13 @@
 //! Layers, lowest first: a module uses the layers below its own and,
 //! without a cycle, its own (`scripts/crate-layers.py` checks it).
 //!
-//! 1. model: decode, frame, hwregs, mode, restart, timeout, uirr,
+//! 1. model: decode, events, frame, hwregs, mode, restart, timeout, uirr,
 //!    upid_desc, errno.  Pure logic of the CPU and the ABI; the host tests
 //!    run it.
-//! 2. raw: glue, regs, user, raw_lock, stats, pid, slot, trace, area.  Thin
-//!    wrappers of C: no domain type.
-//! 3. objects: upid_pool, upid, uitt, waitlist, limits.  What the CPU reads
-//!    and the kernel bounds.
+//! 2. raw: glue, regs, user, raw_lock, stats, pid, slot, trace, area,
+//!    poll.  Thin wrappers of C: no domain type.
+//! 3. objects: upid_pool, upid, uitt, waitlist, limits, watch.  What the
+//!    CPU reads, the kernel bounds and the kernel posts.
 //! 4. owners: receiver, uintr_fd, sender, shared, thread.  What user space
 //!    holds, each above what it holds.
 //! 5. cpu: cpu, delivery, emulate.  The backends: the hardware's registers
@@ -51,7 +53,9 @@
 //! is installed with an atomic exchange, without a lock); (the runqueue
 //! lock, then) a receiver's sleeper lock, then a CPU's wait list lock,
 //! both raw spinlocks taken with interrupts off.  Nothing is woken under
-//! them.
+//! them.  A uintr_fd's connection lock, then its receiver's watch list
+//! lock, then (ending a watch) the watched file's wait queue locks; (a
+//! wait queue lock, then) a watch's mask lock, a raw spinlock.
 
 /// Prefix of every `pr_*!` message of this crate.
 const __LOG_PREFIX: &[u8] = b"uintr\0";
@@ -71,6 +75,7 @@ mod kunit;
 mod limits;
 mod mode;
 mod pid;
+mod poll;
 mod raw_lock;
 mod receiver;
 mod regs;
@@ -88,10 +93,12 @@ mod upid_pool;
 mod user;
 mod wait;
 mod waitlist;
+mod watch;
 
 // The pure CPU model: instruction decoder, delivery frame and request
 // register; host-tested (scripts/host-tests.sh).
 mod decode;
+mod events;
 mod frame;
 mod hwregs;
 mod restart;

@@ -18,6 +18,11 @@
 //! (`upid::sink_address`) instead of the receiver's UPID.  And it can
 //! revoke connections, as if their senders had unregistered: those made
 //! by one process, or all of them.
+//!
+//! The receiver's process can also have the kernel post the vector: it
+//! watches a file, whose wakeups then post as a SENDUIPI through a
+//! connection would (see `watch`).  A watch counts as a connection of the
+//! fd; its receiver lists it.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::new_mutex;
@@ -26,10 +31,12 @@ use kernel::sync::{Arc, Mutex};
 
 use crate::limits::{self, Charge};
 use crate::pid::ProcessPid;
+use crate::poll::FileRef;
 use crate::receiver::{Receiver, SelfEntry};
 use crate::stats::{self, Live};
-use crate::trace;
+use crate::trace::{self, Thread};
 use crate::uitt;
+use crate::watch::{self, WatchSpec};
 
 /// A vector claimed from a receiver, returned on drop.
 struct VectorClaim {
@@ -80,6 +87,13 @@ struct Connections {
     list: KVec<Option<Connection>>,
     /// The file was closed: no new connections.
     released: bool,
+}
+
+impl Connections {
+    /// The number of connected senders.
+    fn senders(&self) -> usize {
+        self.list.iter().flatten().count()
+    }
 }
 
 /// The object behind a uintr_fd.
@@ -148,6 +162,7 @@ impl UintrFd {
         for conn in conns.list.iter().flatten() {
             conn.sender.set_masked(conn.index, self, masked);
         }
+        self.receiver().watches().set_masked(self.vector(), masked);
         drop(conns);
         if masked {
             // On the hardware, a SENDUIPI that read an entry before its
@@ -174,7 +189,7 @@ impl UintrFd {
         if conns.list.iter().flatten().any(|c| is_of(c, &**sender)) {
             return Err(crate::errno::eisconn());
         }
-        if conns.list.iter().flatten().count() >= limits::fd_connections() {
+        if self.connection_count(conns) >= limits::fd_connections() {
             return Err(ENOSPC);
         }
         let charge = Charge::new(self.receiver())?;
@@ -234,13 +249,62 @@ impl UintrFd {
 
     /// The number of connected senders.
     pub(crate) fn sender_count(&self) -> usize {
-        self.connections.lock().list.iter().flatten().count()
+        self.connections.lock().senders()
     }
 
-    /// The last reference to the file is gone: tear down every connection.
+    /// What the fd's limit bounds: its senders and its watches.
+    fn connection_count(&self, conns: &Connections) -> usize {
+        conns.senders() + self.receiver().watches().count(self.vector())
+    }
+
+    /// Watches `file` for `events` (valid, see `events::WatchRequest`):
+    /// from now on its wakeups post the vector, and if it is ready for
+    /// one of them now, that posts once at once.
+    ///
+    /// `EBADF` once the fd is released, `ESHUTDOWN` if the receiver is
+    /// gone, `EEXIST` if `file` is watched through this fd already,
+    /// `EPERM` if it names more wait queues than a watch has, `ENOSPC` or
+    /// `EMFILE` as for a connection (see [`limits`]).
+    pub(crate) fn watch(&self, file: FileRef, events: u32) -> Result {
+        let conns = self.connections.lock();
+        if conns.released {
+            return Err(EBADF);
+        }
+        let receiver = self.receiver();
+        if !receiver.takes_senders() {
+            return Err(crate::errno::eshutdown());
+        }
+        if receiver.watches().contains(self.vector(), &file) {
+            return Err(EEXIST);
+        }
+        if self.connection_count(&conns) >= limits::fd_connections() {
+            return Err(ENOSPC);
+        }
+        let watch = watch::start(WatchSpec {
+            file,
+            events,
+            upid: receiver.upid().clone(),
+            vector: self.vector(),
+            receiver_tid: receiver.global_tid(),
+            masked: self.is_masked(),
+            charge: Charge::new(receiver)?,
+        })?;
+        // Refused once the receiver is gone: the watch then ends here.
+        receiver.watches().add(watch)
+    }
+
+    /// Ends the watch of `file`; `ENOENT` if there is none.
+    pub(crate) fn unwatch(&self, file: &FileRef) -> Result {
+        let _conns = self.connections.lock();
+        self.receiver().watches().remove(self.vector(), file)
+    }
+
+    /// The last reference to the file is gone: tear down every connection
+    /// and end every watch.
     pub(crate) fn release(&self) {
         let mut conns = self.connections.lock();
         conns.released = true;
+        self.receiver().watches().end(self.vector());
         for place in conns.list.iter_mut() {
             if let Some(conn) = place.take() {
                 conn.sender.uninstall(conn.index, self);

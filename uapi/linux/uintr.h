@@ -10,6 +10,7 @@
 #define _UAPI_LINUX_UINTR_H
 
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 /* Vectors per receiving thread: 0 (lowest priority) .. 63 (highest). */
 #define UINTR_MAX_VECTORS		64
@@ -101,5 +102,26 @@
  * it).
  */
 #define UINTR_FD_REVOKE			_IO('u', 3)
+
+/*
+ * UINTR_FD_WATCH: the kernel posts the fd's vector on the wakeups of a
+ * file.  From the call on, every wakeup of the file's wait queues with one
+ * of @events (or one that names no events) posts the vector to the
+ * receiver as a SENDUIPI through a connection to the fd would: it
+ * coalesces with other posts, a masked vector posts nothing, a receiver in
+ * uintr_wait() wakes.  A file ready for @events when it is watched posts
+ * once at once.  The watch holds a reference to the file and counts as a
+ * connection of the fd (its limits apply); it ends with
+ * UINTR_FD_UNWATCH (the argument: a descriptor of the watched file), with
+ * the release of the fd, or when the receiver unregisters or exits.
+ */
+struct uintr_watch {
+	__s32	fd;		/* the file to watch */
+	__u32	events;		/* EPOLL{IN,PRI,OUT,ERR,HUP,RDHUP} */
+	__u64	flags;		/* 0 */
+};
+
+#define UINTR_FD_WATCH			_IOW('u', 4, struct uintr_watch)
+#define UINTR_FD_UNWATCH		_IO('u', 5)
 
 #endif /* _UAPI_LINUX_UINTR_H */
