@@ -54,17 +54,6 @@ static long uintr_syscall2(long nr, long a1, long a2)
 	return ret;
 }
 
-static long uintr_syscall3(long nr, long a1, long a2, long a3)
-{
-	long ret;
-
-	asm volatile ("syscall"
-		      : "=a" (ret)
-		      : "0" (nr), "D" (a1), "S" (a2), "d" (a3)
-		      : "rcx", "r11", "memory");
-	return ret;
-}
-
 static long uintr_syscall4(long nr, long a1, long a2, long a3, long a4)
 {
 	register long r10 asm("r10") = a4;
@@ -126,7 +115,7 @@ LIBUINTR_API int libuintr_register_self(unsigned long long vector,
 
 LIBUINTR_API int libuintr_alt_stack(void *sp, size_t size, unsigned int flags)
 {
-	return uintr_syscall3(__NR_uintr_alt_stack, (long)sp, size, flags);
+	return libuintr_syscall3(__NR_uintr_alt_stack, (long)sp, size, flags);
 }
 
 LIBUINTR_API int libuintr_ipi_fd(unsigned int flags)
@@ -136,7 +125,7 @@ LIBUINTR_API int libuintr_ipi_fd(unsigned int flags)
 
 LIBUINTR_API int libuintr_set_target_table(int ipi_fd)
 {
-	return uintr_syscall3(__NR_ioctl, ipi_fd, UIPI_SET_TARGET_TABLE, 0);
+	return libuintr_syscall3(__NR_ioctl, ipi_fd, UIPI_SET_TARGET_TABLE, 0);
 }
 
 LIBUINTR_API int libuintr_pending(unsigned long long *set, unsigned int flags)
@@ -146,17 +135,31 @@ LIBUINTR_API int libuintr_pending(unsigned long long *set, unsigned int flags)
 
 LIBUINTR_API int libuintr_mask(int uintr_fd)
 {
-	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_MASK, 0);
+	return libuintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_MASK, 0);
 }
 
 LIBUINTR_API int libuintr_unmask(int uintr_fd)
 {
-	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_UNMASK, 0);
+	return libuintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_UNMASK, 0);
 }
 
 LIBUINTR_API int libuintr_revoke(int uintr_fd, int pid)
 {
-	return uintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_REVOKE, pid);
+	return libuintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_REVOKE, pid);
+}
+
+LIBUINTR_API int libuintr_watch(int uintr_fd, int fd, unsigned int events)
+{
+	struct uintr_watch watch = { .fd = fd, .events = events, .flags = 0 };
+
+	return libuintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_WATCH,
+			      (long)&watch);
+}
+
+LIBUINTR_API int libuintr_unwatch(int uintr_fd, int fd)
+{
+	return libuintr_syscall3(__NR_ioctl, uintr_fd, UINTR_FD_UNWATCH,
+			      (unsigned int)fd);
 }
 
 /*

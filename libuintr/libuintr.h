@@ -51,6 +51,23 @@ extern "C" {
 	     unsigned long long vector __attribute__((unused)))
 
 /*
+ * A system call with up to three arguments as a handler may make one:
+ * general registers only, errno untouched (the result, or -errno).  A
+ * tick handler re-arms its periodic timerfd so, for instance:
+ * libuintr_syscall3(__NR_read, timer_fd, (long)&expirations, 8).
+ */
+static inline long libuintr_syscall3(long nr, long a1, long a2, long a3)
+{
+	long ret;
+
+	__asm__ volatile ("syscall"
+			  : "=a" (ret)
+			  : "0" (nr), "D" (a1), "S" (a2), "d" (a3)
+			  : "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
  * The system calls: the result of the call (0, a file descriptor, a UITT
  * index) or -errno on failure, with the errors of the man pages
  * (uintr_register_handler(2) ...).  errno is left alone.
@@ -84,6 +101,13 @@ int libuintr_pending(unsigned long long *set, unsigned int flags);
 int libuintr_mask(int uintr_fd);
 int libuintr_unmask(int uintr_fd);
 int libuintr_revoke(int uintr_fd, int pid);
+/*
+ * Have the kernel post the uintr_fd's vector on the wakeups of file fd
+ * that carry one of events (EPOLLIN, EPOLLOUT, ...), until
+ * libuintr_unwatch() of that file (UINTR_FD_WATCH, UINTR_FD_UNWATCH).
+ */
+int libuintr_watch(int uintr_fd, int fd, unsigned int events);
+int libuintr_unwatch(int uintr_fd, int fd);
 
 /*
  * 1 if user interrupts work for the calling thread, 0 if not: the kernel
