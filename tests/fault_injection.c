@@ -12,6 +12,9 @@
  */
 #include "uintr_test.h"
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -91,6 +94,20 @@ static int prep_two_fds_one_connected(struct scenario_state *st)
 	if (st->fd[1] < 0)
 		return -1;
 	return uintr_register_sender(st->fd[0], 0) == 0 ? 0 : -1;
+}
+
+/* A uintr_fd and an eventfd to watch through it. */
+static int prep_fd_and_eventfd(struct scenario_state *st)
+{
+	if (prep_fd(st))
+		return -1;
+	st->fd[1] = eventfd(0, EFD_CLOEXEC);
+	return st->fd[1] < 0 ? -1 : 0;
+}
+
+static long call_watch(struct scenario_state *st)
+{
+	return uintr_watch(st->fd[0], st->fd[1], EPOLLIN);
 }
 
 static long call_register_handler(struct scenario_state *st)
@@ -209,6 +226,7 @@ static struct scenario scenarios[] = {
 	{ "register_self(SHARED)", prep_handler, call_register_self_shared, 0, 0, 1 },
 	{ "ipi_fd", prep_nothing, call_ipi_fd, -1, 0, 1 },
 	{ "register_sender(the table grows)", prep_full_page, call_register_sender, 256, 0, 1 },
+	{ "watch", prep_fd_and_eventfd, call_watch, 0, 0, 0 },
 };
 
 /* One attempt, in a thread of its own so that its exit frees it all. */

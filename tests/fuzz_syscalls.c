@@ -150,16 +150,25 @@ static const int self_errs[] = { EINVAL, EBUSY, ENOSPC, EMFILE, ENOMEM, EOPNOTSU
 static const int alt_errs[] = { EINVAL, EOPNOTSUPP, -1 };
 static const int ipi_errs[] = { EINVAL, EMFILE, ENFILE, ENOMEM, -1 };
 static const int set_table_errs[] = { EBADF, EBUSY, ENOTTY, -1 };
-static const int fd_ctl_errs[] = { EBADF, ENOTTY, EPERM, EINVAL, -1 };
+static const int fd_ctl_errs[] = {
+	EBADF, ENOTTY, EPERM, EINVAL, EFAULT, EEXIST, ENOENT, ENOSPC, EMFILE,
+	ESHUTDOWN, -1
+};
 static const int pending_errs[] = { EINVAL, EFAULT, EOPNOTSUPP, -1 };
 
-/* A uintr_fd ioctl (or one no file knows) and its argument. */
+/*
+ * A uintr_fd ioctl (or one no file knows) and its argument; a watch names
+ * a small descriptor (often one of the fuzzer's own files) with random
+ * events and, now and then, flags.
+ */
 static long fd_ctl(int fd, uint64_t *s)
 {
 	static const unsigned long cmds[] = {
 		UINTR_FD_MASK, UINTR_FD_UNMASK, UINTR_FD_REVOKE, _IO('u', 7),
-		_IOW('u', 1, int),
+		_IOW('u', 1, int), UINTR_FD_WATCH, UINTR_FD_UNWATCH,
 	};
+	static struct uintr_watch w;
+	unsigned long cmd = cmds[pick(s, sizeof(cmds) / sizeof(cmds[0]))];
 	unsigned long arg;
 
 	switch (pick(s, 5)) {
@@ -168,7 +177,15 @@ static long fd_ctl(int fd, uint64_t *s)
 	case 3: arg = getppid(); break;
 	default: arg = next(s); break;
 	}
-	return ioctl(fd, cmds[pick(s, sizeof(cmds) / sizeof(cmds[0]))], arg);
+	if (cmd == UINTR_FD_WATCH && pick(s, 4)) {
+		w.fd = pick(s, 24) - 1;
+		w.events = pick(s, 2) ? 1u << pick(s, 32) : (unsigned int)next(s);
+		w.flags = pick(s, 8) ? 0 : next(s);
+		arg = (unsigned long)&w;
+	} else if (cmd == UINTR_FD_UNWATCH && pick(s, 4)) {
+		arg = pick(s, 24) - 1;
+	}
+	return ioctl(fd, cmd, arg);
 }
 
 /* Flags of the calls that connect: mostly 0, often the shared table. */

@@ -19,16 +19,6 @@
 #define VECTOR	21
 #define BIT	(1ull << VECTOR)
 
-/* What is pending for the calling receiver now (UIRR and UPID). */
-static unsigned long long pending_now(void)
-{
-	unsigned long long set = ~0ull;
-
-	if (uintr_pending(&set, 0))
-		return ~0ull;
-	return set;
-}
-
 /*
  * A sender in another process: it connects through the fd it inherited
  * and then sends one SENDUIPI per 's' it reads from its socket, answering
@@ -106,7 +96,7 @@ static int peer_end(struct peer *p)
  */
 static int pending_then_delivered(int n)
 {
-	if (pending_now() != BIT)
+	if (uintr_pending_now() != BIT)
 		return 0;
 	_stui();
 	return uintr_wait_recorded(n);
@@ -229,11 +219,11 @@ TEST_F(rx, masked_vector_posts_nothing_and_unmask_replays_nothing)
 	ASSERT_EQ(0, uintr_mask(self->fd));
 	for (int i = 0; i < 3; i++)
 		_senduipi(idx);
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	EXPECT_EQ(0, uintr_fdinfo_value(self->fd, "uintr_upid_pir:"));
 	ASSERT_EQ(0, uintr_unmask(self->fd));
 	/* Dropped, not replayed. */
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	_stui();
 	EXPECT_EQ(0, recorded_after_a_while());
 	/* And posting again. */
@@ -267,9 +257,9 @@ TEST_F(rx, mask_holds_for_other_processes_and_later_senders)
 	EXPECT_EQ(2, uintr_fdinfo_value(self->fd, "uintr_senders:"));
 	EXPECT_LE(0, peer_do(&early, 's'));
 	EXPECT_LE(0, peer_do(&late, 's'));
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	ASSERT_EQ(0, uintr_unmask(self->fd));
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	/* Each of them posts again. */
 	EXPECT_LE(0, peer_do(&late, 's'));
 	EXPECT_TRUE(pending_then_delivered(1));
@@ -299,7 +289,7 @@ TEST_F(rx, mask_holds_for_a_shared_table)
 	/* A thread that never registered joins the table and sends. */
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_from_a_new_thread, NULL));
 	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	ASSERT_EQ(0, uintr_unmask(self->fd));
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_from_a_new_thread, NULL));
 	ASSERT_EQ(0, pthread_join(t, NULL));
@@ -363,10 +353,10 @@ TEST_F(rx, revoked_process_may_connect_again_under_the_mask)
 	idx = peer_do(&a, 'c');
 	EXPECT_GE(idx, 0);
 	EXPECT_LE(0, peer_do(&a, 's'));
-	EXPECT_EQ(0ull, pending_now());
+	EXPECT_EQ(0ull, uintr_pending_now());
 	ASSERT_EQ(0, uintr_unmask(self->fd));
 	EXPECT_LE(0, peer_do(&a, 's'));
-	EXPECT_EQ(BIT, pending_now());
+	EXPECT_EQ(BIT, uintr_pending_now());
 	EXPECT_EQ(0, peer_end(&a));
 }
 

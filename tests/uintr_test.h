@@ -97,6 +97,16 @@ static inline long uintr_pending(unsigned long long *set, unsigned int flags)
 	return uintr_errno(libuintr_pending(set, flags));
 }
 
+/* What is pending for the calling receiver now (UIRR and UPID); ~0 on error. */
+static inline unsigned long long uintr_pending_now(void)
+{
+	unsigned long long set = ~0ull;
+
+	if (uintr_pending(&set, 0))
+		return ~0ull;
+	return set;
+}
+
 static inline long uintr_mask(int uintr_fd)
 {
 	return uintr_errno(libuintr_mask(uintr_fd));
@@ -110,6 +120,16 @@ static inline long uintr_unmask(int uintr_fd)
 static inline long uintr_revoke(int uintr_fd, int pid)
 {
 	return uintr_errno(libuintr_revoke(uintr_fd, pid));
+}
+
+static inline long uintr_watch(int uintr_fd, int fd, unsigned int events)
+{
+	return uintr_errno(libuintr_watch(uintr_fd, fd, events));
+}
+
+static inline long uintr_unwatch(int uintr_fd, int fd)
+{
+	return uintr_errno(libuintr_unwatch(uintr_fd, fd));
 }
 
 /* A user interrupt handler (see libuintr.h). */
@@ -305,7 +325,7 @@ static inline long long uintr_irq_count(const char *name)
 
 /* /sys/kernel/debug/x86/uintr_stats */
 struct uintr_stats {
-	long receivers, senders, upids, uitts, fds, connections, ipi_fds;
+	long receivers, senders, upids, uitts, fds, connections, ipi_fds, watches;
 };
 
 /*
@@ -359,11 +379,13 @@ static inline int uintr_read_stats(struct uintr_stats *s)
 			s->connections = value;
 		else if (!strcmp(name, "ipi_fds"))
 			s->ipi_fds = value;
+		else if (!strcmp(name, "watches"))
+			s->watches = value;
 		else
 			n--;
 	}
 	fclose(f);
-	return n == 7 ? 0 : -1;
+	return n == 8 ? 0 : -1;
 }
 
 static inline int uintr_stats_equal(const struct uintr_stats *a,
@@ -374,9 +396,9 @@ static inline int uintr_stats_equal(const struct uintr_stats *a,
 
 static inline void uintr_stats_print(const char *what, const struct uintr_stats *s)
 {
-	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld ipi_fds %ld\n",
+	printf("# %s: receivers %ld senders %ld upids %ld uitts %ld fds %ld connections %ld ipi_fds %ld watches %ld\n",
 	       what, s->receivers, s->senders, s->upids, s->uitts, s->fds,
-	       s->connections, s->ipi_fds);
+	       s->connections, s->ipi_fds, s->watches);
 }
 
 /*
