@@ -178,7 +178,7 @@ $(GUEST_BIN)/tests/%: tests/%.c $(GUEST_HEADERS) $(LIB_HEADERS) $(LIBUINTR_A) | 
 
 $(GUEST_BIN)/samples/%: samples/%.c $(LIB_HEADERS) $(LIBUINTR_A) | kheaders
 	@mkdir -p $(dir $@)
-	gcc $(SAMPLE_CFLAGS) -o $@ $< $(LIBUINTR_A)
+	gcc $(SAMPLE_CFLAGS) -o $@ $< $(LIBUINTR_A) -luring
 
 $(GUEST_BIN)/bench/%: bench/%.c uapi/linux/uintr.h | kheaders
 	@mkdir -p $(dir $@)

@@ -10,6 +10,7 @@ pkgs=(
 	gcc make bc flex bison cpio rsync git kmod
 	libelf-dev libssl-dev dwarves python3
 	qemu-system-x86 busybox-static groff-base gnuplot-nox python3-docutils
+	liburing-dev
 )
 
 "$(dirname "$0")/apt-install.sh" deps "${pkgs[@]}"
