@@ -39,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -151,6 +153,7 @@ struct party {
 	int ufd;		/* uintr: own uintr_fd (receiver side) */
 	int peer_ufd;		/* uintr: the other party's (sender side) */
 	long uitt;		/* uintr: UITT index for SENDUIPI */
+	int epfd;		/* epoll-eventfd: own epoll instance */
 };
 
 #define MECH_UINTR	0x1	/* needs user interrupts */
@@ -549,6 +552,88 @@ static void membarrier_fini(struct party *p)
 		__asm__ volatile("pause" ::: "memory");
 }
 
+/*
+ * ---- watch-eventfd: the kernel rings the user interrupt ----
+ *
+ * Each party watches the eventfd its peer writes (UINTR_FD_WATCH), so
+ * the peer's write posts the party's vector as a SENDUIPI would.  The
+ * waiting party spins with UIF = 1 (watch-eventfd) or blocks in
+ * uintr_wait() (watch-eventfd-wait), as in the uintr rows; eventfd (a
+ * blocking read) and epoll-eventfd (epoll_wait()) are the same wakeup
+ * without user interrupts.
+ */
+static void watch_init(struct party *p)
+{
+	struct uintr_watch w = { .fd = p->r->rx[p->me], .events = EPOLLIN };
+
+	if (uintr_register_handler(uintr_handler, 0) < 0)
+		fail_errno("uintr_register_handler");
+	p->ufd = uintr_create_fd(uintr_vector[p->me], 0);
+	if (p->ufd < 0)
+		fail_errno("uintr_create_fd");
+	if (ioctl(p->ufd, UINTR_FD_WATCH, &w))
+		fail_errno("ioctl(UINTR_FD_WATCH)");
+	_stui();
+}
+
+static void eventfd_add_one(const struct party *p)
+{
+	uint64_t one = 1;
+
+	xwrite(p->r->tx[p->me], &one, sizeof(one), "eventfd write");
+}
+
+static void watch_ping(struct party *p, long i)
+{
+	eventfd_add_one(p);
+	uintr_await(p, i + 1);
+}
+
+static void watch_pong(struct party *p, long i)
+{
+	uintr_await(p, i + 1);
+	eventfd_add_one(p);
+}
+
+/* Edge-triggered: every write is an event, no read needed to rearm. */
+static void epoll_init(struct party *p)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->epfd < 0 || epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->r->rx[p->me], &ev))
+		fail_errno("epoll");
+}
+
+static void epoll_await(const struct party *p)
+{
+	struct epoll_event ev;
+	int n;
+
+	do
+		n = epoll_wait(p->epfd, &ev, 1, -1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		fail_errno("epoll_wait");
+}
+
+static void epoll_ping(struct party *p, long i)
+{
+	eventfd_add_one(p);
+	epoll_await(p);
+}
+
+static void epoll_pong(struct party *p, long i)
+{
+	epoll_await(p);
+	eventfd_add_one(p);
+}
+
+static void epoll_fini(struct party *p)
+{
+	close(p->epfd);
+}
+
 /* ---- eventfd, pipe, unix: blocking read/write of one message ---- */
 
 static void eventfd_setup(struct row *r)
@@ -744,6 +829,24 @@ static const struct mech mechs[] = {
 		.name = "shm-spin",
 		.ping = shm_ping, .pong = shm_pong,
 		.what = "both spinning on a shared int (the floor)",
+	}, {
+		.name = "watch-eventfd", .flags = MECH_UINTR,
+		.setup = eventfd_setup, .init = watch_init,
+		.ping = watch_ping, .pong = watch_pong,
+		.fini = uintr_fini,
+		.what = "eventfd write, watched: the kernel posts, receiver spinning with UIF=1",
+	}, {
+		.name = "watch-eventfd-wait", .flags = MECH_UINTR | MECH_SLEEPS,
+		.setup = eventfd_setup, .init = watch_init,
+		.ping = watch_ping, .pong = watch_pong,
+		.fini = uintr_fini,
+		.what = "eventfd write, watched: the kernel posts, receiver in uintr_wait()",
+	}, {
+		.name = "epoll-eventfd",
+		.setup = eventfd_setup, .init = epoll_init,
+		.ping = epoll_ping, .pong = epoll_pong,
+		.fini = epoll_fini,
+		.what = "eventfd write, epoll_wait() (EPOLLET) on the peer's",
 	}, {
 		.name = "ipi-floor", .flags = MECH_THREADS,
 		.setup = membarrier_setup,
