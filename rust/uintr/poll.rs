@@ -210,10 +210,11 @@ impl<T: Woken> Hook<T> {
             used: 0,
             overflow: false,
         };
-        // SAFETY: we hold a reference to the file.  `table` outlives the
-        // call, and `queue` finds it from its first field.  The hook is
-        // pinned (only `new`, a `PinInit`, makes one), so the address the
-        // entries keep stays valid until its drop takes them off.
+        // The hook is pinned (only `new`, a `PinInit`, makes one), so the
+        // address the entries keep stays valid until its drop takes them
+        // off.
+        // SAFETY: we hold a reference to the file; `table` outlives the
+        // call, and `queue` finds it from its first field.
         let ready = unsafe { bindings::vfs_poll(self.file.as_ptr(), &mut table.table) };
         if table.overflow {
             self.unhook();
@@ -231,13 +232,14 @@ impl<T: Woken> Hook<T> {
             if head.is_null() {
                 continue;
             }
-            // SAFETY: the queue is still there: one is freed only a grace
-            // period after a `POLLFREE` wakeup, whose wake function forgot
-            // it before that wakeup ended, and we read `head` inside a
-            // read-side section.  The entry is on it or, taken off by that
-            // wake function (`list_del_init`), linked to itself, which
+            // A queue is freed only a grace period after a `POLLFREE`
+            // wakeup, whose wake function forgot it before that wakeup
+            // ended.  The entry is on the queue or, taken off by that wake
+            // function (`list_del_init`), linked to itself, which
             // remove_wait_queue() accepts; its lock waits for a running
             // wake function.
+            // SAFETY: so the queue is still there: we read `head` inside
+            // a read-side section, and it was not null.
             unsafe { bindings::remove_wait_queue(head, entry.wait.get()) };
             entry.head.store(ptr::null_mut(), Ordering::Relaxed);
         }
@@ -315,9 +317,9 @@ unsafe extern "C" fn wake<T: Woken>(
     _sync: c_int,
     key: *mut c_void,
 ) -> c_int {
-    // SAFETY: `wait` is the first field of an `Entry<T>` of a live hook: an
-    // entry is on a queue only until its hook's drop takes it off, under
-    // the queue's lock, which the waker holds.
+    // An entry is on a queue only until its hook's drop takes it off,
+    // under the queue's lock, which the waker holds.
+    // SAFETY: so `wait` is the first field of an `Entry<T>` of a live hook.
     let entry = unsafe { &*wait.cast::<Entry<T>>() };
     // SAFETY: set before the entry went on the queue; the hook lives, as
     // above.
