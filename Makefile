@@ -94,6 +94,11 @@ TESTS := $(patsubst tests/%.c,$(GUEST_BIN)/tests/%,$(wildcard tests/*.c))
 BENCHES := $(patsubst bench/%.c,$(GUEST_BIN)/bench/%,$(wildcard bench/*.c))
 SAMPLES := $(patsubst samples/%.c,$(GUEST_BIN)/samples/%,$(wildcard samples/*.c))
 GUEST_HEADERS := $(wildcard tests/*.h) uapi/linux/uintr.h
+# The user-space Rust crate (user/rust/, scripts/rust-user.sh): its guest
+# test program, run with the tests, and its examples, run with the samples.
+RUST_USER_SRC := $(shell find user/rust -name target -prune -o \( -name '*.rs' -o -name 'Cargo.*' \) -print)
+RUST_GUEST := $(GUEST_BIN)/tests/rust_uintr \
+	$(patsubst user/rust/uintr/examples/%.rs,$(GUEST_BIN)/samples/rust_%,$(wildcard user/rust/uintr/examples/*.rs))
 
 ifeq ($(V),1)
 export UINTR_SHOW := 1
@@ -188,11 +193,15 @@ $(GUEST_BIN)/qemu-exit: guest/qemu-exit.c | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -static -Wall -Werror -o $@ $<
 
-guest: $(TESTS) $(SAMPLES) $(BENCHES) $(GUEST_BIN)/qemu-exit
+$(RUST_GUEST) &: $(RUST_USER_SRC) | deps
+	@echo "rust-user: building user/rust for the guest"
+	@scripts/rust-user.sh guest $(GUEST_BIN)
+
+guest: $(TESTS) $(SAMPLES) $(BENCHES) $(RUST_GUEST) $(GUEST_BIN)/qemu-exit
 	@# drop programs whose source is gone
 	@for f in $(GUEST_BIN)/tests/* $(GUEST_BIN)/samples/* $(GUEST_BIN)/bench/*; do \
 		[ -e "$$f" ] || continue; \
-		case " $(TESTS) $(SAMPLES) $(BENCHES) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; \
+		case " $(TESTS) $(SAMPLES) $(BENCHES) $(RUST_GUEST) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; \
 	done
 
 # gen_init_cpio comes with the kernel build of this flavor.
@@ -202,6 +211,8 @@ initramfs: kernel guest
 host-test: tree
 	@echo "host-test: Rust unit tests of the pure modules, rustfmt"
 	@scripts/host-tests.sh $(RESULTS) || true
+	@echo "host-test: the user-space crate (user/rust): cargo test, clippy, rustfmt"
+	@scripts/rust-user.sh test $(RESULTS) || true
 	@python3 scripts/harness.py selftest > $(RESULTS)/harness-selftest.tap || true
 
 # Tests that also run in further boots, one per uintr= value of

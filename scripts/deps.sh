@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
 	linux-source-6.12
-	rustc-web rust-web-src bindgen
+	rustc-web rust-web-src bindgen cargo-web rust-web-clippy
 	clang lld llvm
 	gcc make bc flex bison cpio rsync git kmod
 	libelf-dev libssl-dev dwarves python3
