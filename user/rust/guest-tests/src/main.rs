@@ -43,6 +43,10 @@ const CASES: &[Case] = &[
         receiver_drop,
     ),
     ("rust_mask_stops_posts_until_unmask", mask_unmask),
+    (
+        "rust_shared_connection_sends_from_any_thread",
+        shared_connection,
+    ),
     ("rust_watched_eventfd_interrupts", watch_eventfd),
     ("rust_watched_timerfd_ticks", watch_timerfd),
     ("rust_alt_stack_delivery", alt_stack),
@@ -431,6 +435,41 @@ fn mask_unmask() -> Outcome {
     check(pending.contains(v), || {
         format!("{pending:?} pending after the unmask, lacks 12")
     })
+}
+
+fn shared_connection() -> Outcome {
+    let (fd_tx, fd_rx) = mpsc::channel::<(UintrFd, Arc<uintr::Arrivals>)>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let receiver = thread::spawn(move || -> Outcome {
+        let r = Receiver::new().map_err(io_err("register"))?;
+        let fd = r.create_fd(vector(50)).map_err(io_err("create_fd"))?;
+        fd_tx.send((fd, r.arrivals().clone())).unwrap();
+        r.enable();
+        // Running, so each post is delivered at once; until told to stop.
+        while done_rx.try_recv().is_err() {
+            thread::yield_now();
+        }
+        Ok(())
+    });
+    let (fd, arrivals) = fd_rx.recv().map_err(|e| e.to_string())?;
+    let table = uintr::IpiFd::new().map_err(io_err("ipi_fd"))?;
+    let conn = fd.connect_shared().map_err(io_err("connect_shared"))?;
+    let outcome = thread::scope(|s| -> Outcome {
+        for n in 1..=3 {
+            // A thread that never connected: its first send puts it on
+            // the shared table.
+            s.spawn(|| conn.send()).join().unwrap();
+            until(PATIENCE, "the delivery", || arrivals.deliveries() == n)?;
+        }
+        Ok(())
+    });
+    drop(conn);
+    drop(table);
+    done_tx.send(()).unwrap();
+    receiver
+        .join()
+        .map_err(|_| "the receiver panicked".to_string())??;
+    outcome
 }
 
 fn watch_eventfd() -> Outcome {
