@@ -94,7 +94,12 @@ pub(crate) fn load_sender(sender: &Sender) -> Result {
 /// hardware, SENDUIPI reads it from now on.
 pub(crate) fn join_table(thread: &ThreadState<'_>, table: Arc<SenderUse>) -> Result {
     load_sender(table.table())?;
+    let sender = table.table().clone();
     thread.set_sender(table);
+    // From here on the context switch keeps the table's CPUs; this one
+    // is added now, before the thread returns to user mode and sends.
+    let here = glue::CpuPin::new();
+    sender.runs_on(here.cpu());
     Ok(())
 }
 

@@ -125,6 +125,9 @@ fn posted_recognition(receiver: &Receiver) -> Recognition {
 ///
 /// [`Receiver::arm`]: crate::receiver::Receiver::arm
 pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interruptible: bool) {
+    if let Some(table) = thread.sender() {
+        table.table().leaves(cpu);
+    }
     let Some(receiver) = thread.receiver() else {
         return;
     };
@@ -153,7 +156,10 @@ pub(crate) fn switch_out(thread: &ThreadState<'_>, cpu: usize, ndst: u32, interr
 /// CPU (no XRSTORS), UINV is still the zero that XSAVES left when the
 /// thread was switched out; `deliver` re-arms it and picks up what was
 /// posted meanwhile.
-pub(crate) fn switch_in(thread: &ThreadState<'_>, ndst: u32) -> bool {
+pub(crate) fn switch_in(thread: &ThreadState<'_>, cpu: usize, ndst: u32) -> bool {
+    if let Some(table) = thread.sender() {
+        table.table().runs_on(cpu);
+    }
     let Some(receiver) = thread.receiver() else {
         return false;
     };

@@ -246,9 +246,15 @@ pub unsafe extern "C" fn uintr_rust_switch_out(
 /// `ut` is the `thread.uintr` of the task being switched in; called from
 /// the context switch, interrupts disabled.
 #[no_mangle]
-pub unsafe extern "C" fn uintr_rust_switch_in(ut: *mut bindings::uintr_thread, ndst: u32) -> bool {
+pub unsafe extern "C" fn uintr_rust_switch_in(
+    ut: *mut bindings::uintr_thread,
+    cpu: c_uint,
+    ndst: u32,
+) -> bool {
     // SAFETY: by the caller's promise.
-    delivery::switch_in(&unsafe { ThreadState::from_raw(ut) }, ndst)
+    let thread = unsafe { ThreadState::from_raw(ut) };
+    // A CPU number fits in usize.
+    delivery::switch_in(&thread, cpu as usize, ndst)
 }
 
 /// A system call of a receiver returns after a signal-like wakeup and no

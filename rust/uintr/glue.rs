@@ -171,13 +171,3 @@ pub(crate) fn update_msr(write: MsrWrite) -> u64 {
     // accepts only the six UINTR MSRs and only with UINTR enabled.
     unsafe { bindings::uintr_hw_update_msr(write.msr, write.clear, write.set) }
 }
-
-/// Waits until every other online CPU has taken an interrupt, so that
-/// whatever instruction each one was executing has completed (a full
-/// barrier first).  Sleeps: process context, no spinlock held, interrupts
-/// on.
-pub(crate) fn sync_all_cpus() {
-    // SAFETY: a plain C function; the callers run in process context with
-    // interrupts enabled and no spinlock held, as it requires.
-    unsafe { bindings::kick_all_cpus_sync() };
-}

@@ -13,13 +13,41 @@
 //! is a raw spinlock, because the emulated SENDUIPI takes it with
 //! preemption off (see `emulate`), where PREEMPT_RT's `spinlock_t` would
 //! sleep; nothing under it allocates or frees.
+//!
+//! On the hardware, SENDUIPI reads an entry and posts to its UPID within
+//! one instruction, without any lock of the kernel's; so what an entry
+//! named may be freed, and a masked vector is known to post nothing, only
+//! once no SENDUIPI that read the entry before its change can still be
+//! under way ([`Sender::wait_for_senduipis`]).  Only a CPU that runs one
+//! of the table's threads in user mode can be executing such a SENDUIPI,
+//! and the table knows which CPUs those are: the context switch adds a
+//! CPU when a thread of the table arrives there and removes it when the
+//! thread leaves ([`Sender::runs_on`], [`Sender::leaves`]), and so do a
+//! thread that starts or stops using the table on the CPU it runs on.
+//! The wait interrupts exactly those CPUs, so an unrelated CPU, idle or
+//! running another process, is never disturbed by another process's
+//! disconnects or masks, however many it makes.
+//!
+//! Why the set cannot miss a CPU: the invalidation stores the entry,
+//! then, after a full barrier, reads the set; a CPU that joins sets its
+//! bit (a locked instruction, a full barrier) before its thread returns to
+//! user mode and reads an entry.  So either the wait sees the bit and
+//! interrupts the CPU, or that CPU's SENDUIPI reads the entry as it is
+//! after the change.  A bit is removed only when the CPU no longer runs
+//! the table's thread: the thread is in the kernel, no SENDUIPI of it in
+//! flight; the CPU's UITT register may still name the table until another
+//! thread's state is loaded, but only a thread of the table executes
+//! SENDUIPI with it, and one that arrives sets the bit again.
 
 use kernel::new_mutex;
 use kernel::page::Page;
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 
+use crate::cpuset::CpuSet;
+use crate::entry_bitmap::{self, EntryBitmap};
 use crate::limits;
+use crate::mode::{self, Mode};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 use crate::stats::{self, Live};
 use crate::trace;
@@ -60,6 +88,9 @@ impl Slot {
 struct Slots {
     /// Reserved for every page of the capacity: pushing never allocates.
     chunks: KVec<KVec<Option<Slot>>>,
+    /// Which slots are `Some`, for every entry of the capacity: finds the
+    /// lowest free one without a scan.
+    taken: EntryBitmap<KVec<u64>>,
 }
 
 impl Slots {
@@ -75,20 +106,40 @@ impl Slots {
         &mut self.chunks[index / ENTRIES_PER_PAGE][index % ENTRIES_PER_PAGE]
     }
 
-    /// The entries the table has now.
-    fn len(&self) -> usize {
-        self.chunks.iter().map(|chunk| chunk.len()).sum()
+    /// Fills free entry `index`, which the table has.
+    fn fill(&mut self, index: usize, slot: Slot) {
+        debug_assert!(!self.taken.is_taken(index));
+        *self.get_mut(index) = Some(slot);
+        self.taken.take(index);
     }
 
-    /// Every slot, by index.
-    fn iter(&self) -> impl Iterator<Item = &Option<Slot>> {
-        self.chunks.iter().flat_map(|chunk| chunk.iter())
+    /// Empties entry `index`, which the table has.
+    fn empty(&mut self, index: usize) -> Option<Slot> {
+        self.taken.release(index);
+        self.get_mut(index).take()
+    }
+
+    /// The entries the table has now.
+    fn len(&self) -> usize {
+        // Every chunk but the last is a full page.
+        self.chunks.last().map_or(0, |last| {
+            (self.chunks.len() - 1) * ENTRIES_PER_PAGE + last.len()
+        })
     }
 
     /// The lowest free index, if any.
     fn free_index(&self) -> Option<usize> {
-        self.iter().position(Option::is_none)
+        self.taken.lowest_free(self.len())
     }
+}
+
+/// Zeroed words for a level of an [`EntryBitmap`].
+fn zeroed_words(words: usize) -> Result<KVec<u64>> {
+    let mut v = KVec::with_capacity(words, GFP_KERNEL_ACCOUNT)?;
+    for _ in 0..words {
+        v.push(0, GFP_KERNEL_ACCOUNT)?;
+    }
+    Ok(v)
 }
 
 /// An empty chunk of `entries` slots, allocated before the table lock is
@@ -123,6 +174,9 @@ pub(crate) struct Sender {
     /// lock (growing allocates and waits for the other CPUs).
     #[pin]
     growth: Mutex<()>,
+    /// On the hardware, the CPUs that may run a thread of this table in
+    /// user mode (see the module's comment).
+    cpus: CpuSet,
     /// Counts this sender in [`stats::SENDERS`].
     _live: Live,
 }
@@ -143,15 +197,21 @@ impl Sender {
             new_chunk(ENTRIES_PER_PAGE.min(capacity))?,
             GFP_KERNEL_ACCOUNT,
         )?;
+        let taken = EntryBitmap::new(
+            zeroed_words(entry_bitmap::taken_words(capacity))?,
+            zeroed_words(entry_bitmap::full_words(capacity))?,
+        );
         let table = SenderTable {
             _uitt_live: Live::new(&stats::UITTS),
-            slots: Slots { chunks },
+            slots: Slots { chunks, taken },
         };
+        let cpus = CpuSet::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 uitt <- uitt,
                 table <- new_raw_spinlock!(table, "uintr::Sender::table"),
                 growth <- new_mutex!((), "uintr::Sender::growth"),
+                cpus,
                 _live: Live::new(&stats::SENDERS),
             }),
             GFP_KERNEL_ACCOUNT,
@@ -188,7 +248,7 @@ impl Sender {
                 let mut table = self.table.lock();
                 if let Some(index) = table.slots.free_index() {
                     self.uitt.set(index, slot.target(), slot.vector);
-                    *table.slots.get_mut(index) = Some(slot);
+                    table.slots.fill(index, slot);
                     return Ok(index);
                 }
             }
@@ -227,7 +287,7 @@ impl Sender {
     /// Masks or unmasks entry `index` if it is a connection to `fd`: it
     /// names the sink, or the receiver's UPID again.  On the hardware a
     /// SENDUIPI that read the entry before may still post to the old
-    /// target; the caller waits for those (`uitt::wait_for_senduipis`).
+    /// target; the caller waits for those ([`Sender::wait_for_senduipis`]).
     ///
     /// Called with `fd`'s connection lock held.
     pub(crate) fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
@@ -266,15 +326,15 @@ impl Sender {
     /// Invalidates entry `index` if it still is a connection to `fd`.
     ///
     /// Called with `fd`'s connection lock held (a mutex), in process
-    /// context: on the hardware it waits for every CPU (see
-    /// `uitt::wait_for_senduipis`).
+    /// context: on the hardware it waits for the CPUs that run the
+    /// table's threads ([`Sender::wait_for_senduipis`]).
     pub(crate) fn uninstall(&self, index: usize, fd: &UintrFd) {
         let slot = {
             let mut table = self.table.lock();
             match table.slots.get(index) {
                 Some(Some(slot)) if core::ptr::eq(&*slot.fd, fd) => {
                     self.uitt.clear(index);
-                    table.slots.get_mut(index).take()
+                    table.slots.empty(index)
                 }
                 _ => None,
             }
@@ -282,13 +342,49 @@ impl Sender {
         if slot.is_some() {
             trace::disconnect(index, fd.vector(), fd.receiver());
             // On the hardware, a SENDUIPI on another CPU may have read the
-            // entry before it was cleared and still be posting to the UPID
-            // (see `uitt::wait_for_senduipis`).
-            uitt::wait_for_senduipis();
+            // entry before it was cleared and still be posting to the UPID.
+            self.wait_for_senduipis();
         }
         // Dropped outside the spinlock: it may free the fd object, and
         // with it the UPID.
         drop(slot);
+    }
+
+    /// An entry of the table was just changed: returns once no CPU can
+    /// still be inside a SENDUIPI that read it before, so that what it
+    /// named (the UPID) may be freed, or a mask is known to hold.  On the
+    /// hardware, interrupts the CPUs that run the table's threads (see the
+    /// module's comment): a CPU takes interrupts only between
+    /// instructions, so each has finished that SENDUIPI or will read the
+    /// entry as it is now.  RCU would not do: a CPU in user mode may be in
+    /// an extended quiescent state, without any interrupt, in the middle
+    /// of that SENDUIPI.  The calling CPU is in the kernel, no SENDUIPI in
+    /// flight.  The emulator posts under the table lock, which the change
+    /// took: nothing to wait for.
+    ///
+    /// Process context, interrupts on, no spinlock held.
+    pub(crate) fn wait_for_senduipis(&self) {
+        if mode::current() == Mode::Hardware {
+            self.cpus.interrupt();
+        }
+    }
+
+    /// On the hardware, CPU `cpu` now runs a thread of the table (the
+    /// context switch brought it in, or the thread it runs started using
+    /// the table): a SENDUIPI there may read the table's entries.
+    pub(crate) fn runs_on(&self, cpu: usize) {
+        if mode::current() == Mode::Hardware {
+            self.cpus.add(cpu);
+        }
+    }
+
+    /// On the hardware, CPU `cpu` stops running a thread of the table (it
+    /// was switched out, or stopped using the table), which is in the
+    /// kernel: no SENDUIPI on the table is under way there.
+    pub(crate) fn leaves(&self, cpu: usize) {
+        if mode::current() == Mode::Hardware {
+            self.cpus.remove(cpu);
+        }
     }
 
     /// The lowest connection at index `start` or above, if any.
@@ -331,5 +427,9 @@ impl uintr_fd::Table for Sender {
 
     fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool) {
         Sender::set_masked(self, index, fd, masked)
+    }
+
+    fn wait_for_senduipis(&self) {
+        Sender::wait_for_senduipis(self)
     }
 }

@@ -313,6 +313,13 @@ pub(crate) fn release_thread(thread: &ThreadState<'_>) {
     }
     if let Some(table) = thread.take_sender() {
         cpu::unload_sender();
+        // Not the table's thread any more: this CPU leaves its set (a
+        // migration in between leaves a stale CPU there, which only costs
+        // that CPU an interrupt per later change, until a thread of the
+        // table leaves it).
+        let here = glue::CpuPin::new();
+        table.table().leaves(here.cpu());
+        drop(here);
         // The table's connections go with its last use.
         drop(table);
     }

@@ -8,8 +8,9 @@
 //!
 //! - [`receiver`]: a thread with a handler; owns its [`upid`] and vectors;
 //! - [`sender`]: a sender table, connected to uintr_fds; owns its
-//!   [`uitt`]; [`shared`]: its uses, by a thread, by the process whose
-//!   threads share it, by an ipi fd;
+//!   [`uitt`] and the [`cpuset`] of the CPUs its threads run on;
+//!   [`shared`]: its uses, by a thread, by the process whose threads
+//!   share it, by an ipi fd;
 //! - [`uintr_fd`]: one vector of one receiver, listing its connections;
 //!   [`watch`]: files whose wakeups post a vector (through [`poll`], the
 //!   raw wait queue hooks, as [`events`] selects);
@@ -31,11 +32,11 @@
 //! Layers, lowest first: a module uses the layers below its own and,
 //! without a cycle, its own (`scripts/crate-layers.py` checks it).
 //!
-//! 1. model: decode, events, frame, hwregs, mode, restart, timeout, uirr,
-//!    upid_desc, errno.  Pure logic of the CPU and the ABI; the host tests
+//! 1. model: decode, entry_bitmap, events, frame, hwregs, mode, restart,
+//!    timeout, uirr, upid_desc, errno.  Pure logic of the CPU and the ABI; the host tests
 //!    run it.
 //! 2. raw: glue, regs, user, raw_lock, stats, pid, slot, trace, area,
-//!    poll.  Thin wrappers of C: no domain type.
+//!    poll, cpuset.  Thin wrappers of C: no domain type.
 //! 3. objects: upid_pool, upid, uitt, waitlist, limits, watch.  What the
 //!    CPU reads, the kernel bounds and the kernel posts.
 //! 4. owners: receiver, uintr_fd, sender, shared, thread.  What user space
@@ -64,8 +65,10 @@ pub mod entry;
 
 mod area;
 mod cpu;
+mod cpuset;
 mod delivery;
 mod emulate;
+mod entry_bitmap;
 mod errno;
 mod file;
 mod glue;

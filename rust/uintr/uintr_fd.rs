@@ -35,7 +35,6 @@ use crate::poll::FileRef;
 use crate::receiver::{Receiver, SelfEntry};
 use crate::stats::{self, Live};
 use crate::trace::{self, Thread};
-use crate::uitt;
 use crate::watch::{self, WatchSpec};
 
 /// A vector claimed from a receiver, returned on drop.
@@ -63,6 +62,9 @@ pub(crate) trait Table: Send + Sync {
     /// Masks or unmasks entry `index` if it is a connection to `fd`.
     /// Called with `fd`'s connection lock held.
     fn set_masked(&self, index: usize, fd: &UintrFd, masked: bool);
+    /// Returns once no SENDUIPI that read one of the table's entries
+    /// before its last change can still be under way.  Process context.
+    fn wait_for_senduipis(&self);
 }
 
 /// Whether `conn` is `table`'s connection.
@@ -163,12 +165,15 @@ impl UintrFd {
             conn.sender.set_masked(conn.index, self, masked);
         }
         self.receiver().watches().set_masked(self.vector(), masked);
-        drop(conns);
         if masked {
             // On the hardware, a SENDUIPI that read an entry before its
-            // change may still be posting to the receiver.
-            uitt::wait_for_senduipis();
+            // change may still be posting to the receiver: wait for the
+            // CPUs of each connected table, not for every CPU.
+            for conn in conns.list.iter().flatten() {
+                conn.sender.wait_for_senduipis();
+            }
         }
+        drop(conns);
     }
 
     /// Connects `sender` and returns its UITT index.

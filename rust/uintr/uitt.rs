@@ -12,12 +12,12 @@
 //! entry never holds V=1 beside an address that is not a live UPID,
 //! whichever halves a reader combines.  The address of a backed entry is
 //! always either the UPID of a connection, kept alive until no SENDUIPI
-//! can still have read it (`wait_for_senduipis`), or the sink, a static
-//! UPID that never notifies (`upid::sink_address`); unbacked entries are
-//! all zero, for good.  A new entry gets its address before V; a cleared
-//! one loses V before its address goes back to the sink.  A torn read
-//! then posts to the old connection, the new one or the sink, never to
-//! freed memory or to address 0.  The emulator reads its own copy of the
+//! can still have read it (`Sender::wait_for_senduipis`), or the sink, a
+//! static UPID that never notifies (`upid::sink_address`); unbacked
+//! entries are all zero, for good.  A new entry gets its address before
+//! V; a cleared one loses V before its address goes back to the sink.
+//! A torn read then posts to the old connection, the new one or the
+//! sink, never to freed memory or to address 0.  The emulator reads its own copy of the
 //! entries under the table lock, which sees no torn entry.
 //!
 //! The table grows in place.  It reserves, in vmalloc space, room for the
@@ -39,8 +39,6 @@ use kernel::prelude::*;
 use kernel::sync::Mutex;
 
 use crate::area;
-use crate::glue;
-use crate::mode::{self, Mode};
 use crate::upid;
 
 /// Entries in one page of the table.
@@ -254,24 +252,5 @@ impl Uitt {
         let entry = &self.entries()[index];
         entry.flags.store(0, Ordering::Release);
         entry.upid.store(upid::sink_address(), Ordering::Release);
-    }
-}
-
-/// A UITT entry was just invalidated: returns once no CPU can still be
-/// inside a SENDUIPI that read it while it was valid, so that what the
-/// entry named (the UPID) may be freed.
-///
-/// On the hardware, SENDUIPI reads the entry, then posts to the UPID and
-/// reads its NV and NDST, all within one instruction; a CPU takes
-/// interrupts only between instructions.  Once every other CPU has taken
-/// one after the invalidation, each either finished its SENDUIPI or will
-/// read the invalid entry (#GP).  RCU would not do: a CPU in user mode
-/// may be in an extended quiescent state, without any interrupt, in the
-/// middle of that SENDUIPI.  The CPU running this is in the kernel, no
-/// SENDUIPI in flight.  The emulator posts under the sender's table lock,
-/// which the invalidation took: nothing to wait for.
-pub(crate) fn wait_for_senduipis() {
-    if mode::current() == Mode::Hardware {
-        glue::sync_all_cpus();
     }
 }
