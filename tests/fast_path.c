@@ -53,15 +53,6 @@ UINTR_HANDLER(count_hit)
 	(*my_hits)++;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -94,7 +85,7 @@ static long send_all(int fd)
 
 static void *sender_thread(void *arg)
 {
-	pin(1);
+	uintr_pin_cpu(1);
 	return (void *)send_all(*(int *)arg);
 }
 
@@ -137,7 +128,7 @@ FIXTURE_SETUP(fast_path)
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, shared);
 	my_hits = &shared->hits;
-	pin(0);
+	uintr_pin_cpu(0);
 	ASSERT_EQ(0, uintr_register_handler(count_hit, 0));
 	self->fd = uintr_create_fd(VECTOR, 0);
 	ASSERT_GE(self->fd, 0);
@@ -169,7 +160,7 @@ TEST_F(fast_path, cpu_recognizes_notifications_itself)
 		child = uintr_spawn();
 		ASSERT_GE(child, 0);
 		if (child == 0) {
-			pin(1);
+			uintr_pin_cpu(1);
 			missed = send_all(self->fd);
 			shared->stop = 1;
 			_exit(missed > 255 ? 255 : missed);

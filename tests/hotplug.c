@@ -47,15 +47,6 @@ static int set_cpu1_online(int online)
 	return ok ? 0 : -1;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The receiver, on CPU 1. */
 struct receiver {
 	int interrupt_sleep;
@@ -71,7 +62,7 @@ static void *receiver_thread(void *arg)
 	char c;
 	int fd;
 
-	pin(1);
+	uintr_pin_cpu(1);
 	if (uintr_register_handler(count_hit, r->interrupt_sleep ?
 				   UINTR_HANDLER_FLAG_INTERRUPT_SLEEP : 0)) {
 		r->result = -errno;
@@ -140,7 +131,7 @@ FIXTURE_SETUP(hotplug)
 	self->r.interrupt_sleep = variant->interrupt_sleep;
 	self->r.fd = -1;
 	ASSERT_EQ(0, pipe(self->r.pipe));
-	pin(0);
+	uintr_pin_cpu(0);
 	ASSERT_EQ(0, pthread_create(&self->thread, NULL, receiver_thread, &self->r));
 	self->started = 1;
 }

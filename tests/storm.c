@@ -292,15 +292,6 @@ static double per_second(long n, const struct phase *a, const struct phase *b)
 	return n * 1e9 / (double)(b->ns - a->ns);
 }
 
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The shared counters, and the socket that passes the fd to the process. */
 static void storm_map(struct __test_metadata *_metadata, int sv[2])
 {
@@ -323,7 +314,7 @@ static pid_t storm_sender_process(int sv[2], int cpu)
 		if (fd < 0)
 			_exit(1);
 		if (cpu >= 0)
-			pin_to(cpu);
+			uintr_pin_cpu(cpu);
 		flood(&sh->s[2], fd);
 		_exit(0);
 	}
@@ -454,14 +445,14 @@ static int repeat(void);
 
 static void *pinned_sender_thread(void *arg)
 {
-	pin_to(1);
+	uintr_pin_cpu(1);
 	flood(arg, storm_fd);
 	return NULL;
 }
 
 static void *mask_from_cpu_1(void *result)
 {
-	pin_to(1);
+	uintr_pin_cpu(1);
 	*(long *)result = UINTR_RET(uintr_mask(storm_fd));
 	return NULL;
 }
@@ -481,7 +472,7 @@ static void masked_storm(struct __test_metadata *_metadata)
 	pid_t sproc;
 
 	storm_map(_metadata, sv);
-	pin_to(0);
+	uintr_pin_cpu(0);
 	sproc = storm_sender_process(sv, 1);
 	ASSERT_GE(sproc, 0);
 	storm_receiver(_metadata);

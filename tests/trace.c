@@ -203,15 +203,6 @@ static int wait_asleep(pid_t pid)
 	return -1;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static volatile unsigned long handled;
 
 static UINTR_HANDLER(count_handler)
@@ -331,12 +322,12 @@ TEST_F(trace, ping_pong_between_processes)
 	pb = uintr_spawn();
 	ASSERT_LE(0, pb);
 	if (pb == 0) {
-		pin(1);
+		uintr_pin_cpu(1);
 		close(sv[0]);
 		_exit(play(sv[1], false, pa, &b));
 	}
 	close(sv[1]);
-	pin(0);
+	uintr_pin_cpu(0);
 	ASSERT_EQ(0, play(sv[0], true, pb, &a));
 	ASSERT_EQ(pb, waitpid(pb, &status, 0));
 	ASSERT_EQ(0, status) TH_LOG("B failed at step %d", WEXITSTATUS(status));
@@ -422,7 +413,7 @@ static void *interrupter(void *arg)
 {
 	long index = uintr_register_sender(sleeper_fd, 0);
 
-	pin(0);
+	uintr_pin_cpu(0);
 	if (index < 0 || wait_asleep(sleeper_tid))
 		return (void *)1;
 	_senduipi(index);
@@ -442,7 +433,7 @@ TEST_F(trace, interrupted_sleep)
 	void *result;
 	char c;
 
-	pin(1);
+	uintr_pin_cpu(1);
 	handled = 0;
 	ASSERT_EQ(0, pipe(pipefd));
 	ASSERT_EQ(0, uintr_register_handler(count_handler,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -296,8 +297,11 @@ static inline int uintr_hardware_mode(void)
 	return found;
 }
 
-/* The sum over all CPUs of the /proc/interrupts row name ("UIN"), or -1. */
-static inline long long uintr_irq_count(const char *name)
+/*
+ * CPU cpu's count in the /proc/interrupts row name ("UIN"), or with cpu
+ * -1 the sum over all CPUs; -1 if there is no such row or CPU.
+ */
+static inline long long uintr_irq_count_on(const char *name, int cpu)
 {
 	char line[1024], *p, *end;
 	long long sum = -1;
@@ -310,17 +314,40 @@ static inline long long uintr_irq_count(const char *name)
 		if (strncmp(p, name, len) || p[len] != ':')
 			continue;
 		sum = 0;
-		for (p += len + 1;; p = end) {
+		p += len + 1;
+		for (int i = 0;; i++, p = end) {
 			long long n = strtoll(p, &end, 10);
 
-			if (end == p)
+			if (end == p) {
+				if (cpu >= i)
+					sum = -1;	/* no such CPU */
 				break;
-			sum += n;
+			}
+			if (cpu < 0 || cpu == i)
+				sum += n;
+			if (cpu == i)
+				break;
 		}
 	}
 	if (f)
 		fclose(f);
 	return sum;
+}
+
+/* The sum over all CPUs of the /proc/interrupts row name, or -1. */
+static inline long long uintr_irq_count(const char *name)
+{
+	return uintr_irq_count_on(name, -1);
+}
+
+/* Moves the calling thread to CPU cpu (and keeps it there). */
+static inline void uintr_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /* /sys/kernel/debug/x86/uintr_stats */

@@ -292,21 +292,12 @@ static UINTR_HANDLER(crowd_handler)
 {
 }
 
-static void pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *crowd_receiver(void *p)
 {
 	struct crowd_member *m = p;
 	int fd;
 
-	pin_to_cpu(1);
+	uintr_pin_cpu(1);
 	if (uintr_register_handler(crowd_handler, 0)) {
 		m->errors++;
 		m->fd = -2;
@@ -339,7 +330,7 @@ TEST_F_TIMEOUT(slow, a_crowd_asleep_on_one_cpu_is_woken_together, 600)
 	int i, r, late;
 
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &files));
-	pin_to_cpu(0);
+	uintr_pin_cpu(0);
 	crowd_ready = 0;
 	ASSERT_EQ(0, pthread_attr_init(&attr));
 	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 64 * 1024));

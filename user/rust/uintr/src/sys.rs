@@ -292,6 +292,21 @@ struct MsgHdr {
     flags: i32,
 }
 
+impl MsgHdr {
+    /// A message of the one buffer `iov` and the control message `cmsg`.
+    fn one_fd(iov: &mut IoVec, cmsg: &mut FdMessage) -> MsgHdr {
+        MsgHdr {
+            name: 0,
+            namelen: 0,
+            iov,
+            iovlen: 1,
+            control: (cmsg as *mut FdMessage).cast(),
+            controllen: std::mem::size_of::<FdMessage>(),
+            flags: 0,
+        }
+    }
+}
+
 /// `struct iovec`.
 #[repr(C)]
 struct IoVec {
@@ -332,15 +347,7 @@ pub(crate) fn send_fd(sock: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()
         fd: raw(fd) as i32,
         pad: 0,
     };
-    let msg = MsgHdr {
-        name: 0,
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut cmsg as *mut FdMessage as *mut u8,
-        controllen: std::mem::size_of::<FdMessage>(),
-        flags: 0,
-    };
+    let msg = MsgHdr::one_fd(&mut iov, &mut cmsg);
     // SAFETY: sendmsg reads `msg`, `iov`, `byte` and `cmsg`, all live
     // locals; the descriptor it passes stays ours too.
     let sent = result(unsafe {
@@ -368,15 +375,7 @@ pub(crate) fn recv_fd(sock: BorrowedFd<'_>) -> io::Result<OwnedFd> {
         len: 1,
     };
     let mut cmsg = FdMessage::default();
-    let mut msg = MsgHdr {
-        name: 0,
-        namelen: 0,
-        iov: &mut iov,
-        iovlen: 1,
-        control: &mut cmsg as *mut FdMessage as *mut u8,
-        controllen: std::mem::size_of::<FdMessage>(),
-        flags: 0,
-    };
+    let mut msg = MsgHdr::one_fd(&mut iov, &mut cmsg);
     // SAFETY: recvmsg writes at most `iov.len` bytes to `byte`,
     // `controllen` bytes to `cmsg` and the lengths in `msg`, all live
     // locals that nothing else refers to.
