@@ -5,7 +5,7 @@
 #   make check [DEBUG=1] [T=test1,test2] [V=1]   host tests + kernel + guest tests
 #   make check CPU=sapphire-rapids               ... on a UINTR CPU model (Bochs)
 #   make demo                                    boot and run samples/
-#   make bench [QUICK=1] [N=n] [ROWS=a,b] [ICOUNT=1] IPC latency table (build/bench/)
+#   make bench [QUICK=1] [N=n] [ROWS=a,b] [ICOUNT=1] [KARGS=...] IPC latency table (build/bench/)
 #   make bench-overhead [N=n] [ROUNDS=r]         cost to tasks not using it
 #   make bench-breakdown [N=n] [ROWS=a,b]        where a blocked wakeup spends its time
 #   make shell                                   boot to a guest shell
@@ -352,6 +352,8 @@ demo: initramfs
 # CSV, console, plot).  ROWS takes ipc_bench's -m names (default
 # all,all-proc).  ICOUNT=1 runs QEMU with -icount (see run-guest.sh): a
 # guest nanosecond is one instruction, so latencies count instructions.
+# KARGS: extra guest kernel arguments for the benchmark boot (idle=halt,
+# nohz_full=1, ...), recorded in the result JSON.
 # CPU=sapphire-rapids runs it on the UINTR model, the hardware backend,
 # whose clock counts instructions too (2.2 per nanosecond).
 BENCH_N := $(or $(N),$(if $(QUICK),20000,1000000))
@@ -362,10 +364,10 @@ bench: initramfs $(CHECK_DEPS)
 	@mkdir -p $(B)/bench
 	@echo "bench: $(BENCH_N) round trips per mechanism ($(FLAVOR) kernel, 2 vCPUs)"
 	@$(BENCH_ACCEL) UINTR_SHOW=1 UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=5400 \
-		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) $(BENCH_ROWS) kunit.enable=0" \
+		UINTR_CMDLINE="uintr_bench_n=$(BENCH_N) $(BENCH_ROWS) kunit.enable=0 $(KARGS)" \
 		$(RUN_GUEST) bench $(BZIMAGE) $(INITRAMFS) $(B)/bench/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench: guest failed (qemu status $$st)"; exit 1; }
-	@$(BENCH_ACCEL) scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
+	@$(BENCH_ACCEL) KARGS="$(KARGS)" scripts/bench-report.sh $(B)/bench/console.log $(B)/bench
 
 # make bench-breakdown [N=count] [ROWS=a,b] [ICOUNT=1]: where a blocked
 # receiver's wakeup spends its time: each row (default uintr-wait,
@@ -376,7 +378,7 @@ bench: initramfs $(CHECK_DEPS)
 bench-breakdown: initramfs $(CHECK_DEPS)
 	@mkdir -p $(B)/bench-breakdown
 	@$(BENCH_ACCEL) UINTR_MEM=$(GUEST_MEM) UINTR_TIMEOUT=1800 \
-		UINTR_CMDLINE="uintr_bench_n=$(or $(N),2000) $(BENCH_ROWS) kunit.enable=0" \
+		UINTR_CMDLINE="uintr_bench_n=$(or $(N),2000) $(BENCH_ROWS) kunit.enable=0 $(KARGS)" \
 		$(RUN_GUEST) breakdown $(BZIMAGE) $(INITRAMFS) \
 		$(B)/bench-breakdown/console.log; \
 		st=$$?; [ $$st = 1 ] || { echo "bench-breakdown: guest failed (qemu status $$st)"; exit 1; }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Extracts the benchmark's JSON and CSV from the guest console of
-# `make bench` into <outdir>, with what was measured on: kernel, uintr
-# mode, accelerator, guest and host CPU; plots each row's latency
+# `make bench` into <outdir>, with what was measured on: kernel, its
+# extra arguments (KARGS) and whole command line, uintr mode,
+# accelerator, guest and host CPU; plots each row's latency
 # distribution (the percentiles in the JSON) as <outdir>/ipc_bench.png.
 # usage: bench-report.sh <console.log> <outdir>
 set -euo pipefail
@@ -20,12 +21,15 @@ kernel=$(sed -n 's/^### uintr-bench-start \([^ ]*\).*/\1/p' "$log" | head -1)
 mode=$(sed -n 's/.*uintr: Rust component initialized: mode \([a-z]*\).*/\1/p' "$log" | head -1)
 guest_cpu=$(sed -n 's/^### uintr-bench-cpu model name[^:]*: //p' "$log" | head -1)
 host_cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/^[^:]*: //')
+cmdline=$(sed -n 's/^### uintr-bench-cmdline //p' "$log" | head -1)
 
 python3 - "$out/ipc_bench.raw.json" "$out/ipc_bench.json" <<PY
 import json, sys
 data = json.load(open(sys.argv[1]))
 data["environment"] = {
     "kernel": "$kernel",
+    "kernel_args": "${KARGS:-}".strip(),
+    "cmdline": "$cmdline",
     "uintr_mode": "$mode",
     "accelerator": "${UINTR_ACCEL:-tcg}",
     "guest_cpu": "$guest_cpu",
