@@ -1010,6 +1010,22 @@ struct stats {
 
 enum row_status { ROW_OK, ROW_SKIPPED, ROW_FAILED };
 
+/*
+ * What a row paid on its CPUs (one or two), per round trip, warm-up
+ * included: the interrupts of /proc/interrupts rows LOC (timer), RES
+ * (reschedule IPIs), CAL (function calls), UIN and UIK (user interrupt
+ * notifications, the kernel vector's wakeups), and the idle entries of
+ * cpuidle.  So the table shows the regime a row ran in.
+ */
+#define COSTS 6
+static const char *const cost_names[COSTS] = {
+	"LOC", "RES", "CAL", "UIN", "UIK", "idle",
+};
+
+struct costs {
+	long long count[COSTS];	/* < 0: unknown */
+};
+
 struct result {
 	char name[NAME_LEN];
 	const struct mech *m;
@@ -1018,6 +1034,7 @@ struct result {
 	char note[NOTE_LEN];
 	struct stats st;
 	double ratio;		/* < 0: none */
+	double per_rt[COSTS];	/* < 0: unknown */
 };
 
 struct options {
@@ -1219,6 +1236,78 @@ static int collect(struct result *res, const struct row_shm *sh)
 	return ret;
 }
 
+/* CPU cpu's count in /proc/interrupts row name, or -1. */
+static long long irq_count(const char *name, int cpu)
+{
+	char line[4096], *p, *end;
+	size_t len = strlen(name);
+	long long n = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && n < 0 && fgets(line, sizeof(line), f)) {
+		for (p = line; *p == ' '; p++)
+			;
+		if (strncmp(p, name, len) || p[len] != ':')
+			continue;
+		p += len + 1;
+		for (int i = 0; i <= cpu; i++, p = end) {
+			n = strtoll(p, &end, 10);
+			if (end == p) {
+				n = -1;
+				break;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* CPU cpu's idle entries over its cpuidle states, or -1 without cpuidle. */
+static long long idle_entries(int cpu)
+{
+	long long sum = -1;
+
+	for (int k = 0;; k++) {
+		char path[128];
+		long long n;
+		FILE *f;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/usage", cpu, k);
+		f = fopen(path, "r");
+		if (!f)
+			return sum;
+		if (fscanf(f, "%lld", &n) == 1)
+			sum = (sum < 0 ? 0 : sum) + n;
+		fclose(f);
+	}
+}
+
+/* The counts of the row's CPUs (one CPU counted once). */
+static void read_costs(const struct row *r, struct costs *c)
+{
+	int cpus = r->cpu[0] == r->cpu[1] ? 1 : 2;
+
+	for (int k = 0; k < COSTS; k++) {
+		c->count[k] = 0;
+		for (int i = 0; i < cpus && c->count[k] >= 0; i++) {
+			long long n = k == COSTS - 1 ? idle_entries(r->cpu[i]) :
+				irq_count(cost_names[k], r->cpu[i]);
+
+			c->count[k] = n < 0 ? -1 : c->count[k] + n;
+		}
+	}
+}
+
+static void per_round_trip(const struct costs *a, const struct costs *b,
+			   long trips, double *out)
+{
+	for (int k = 0; k < COSTS; k++)
+		out[k] = a->count[k] < 0 || b->count[k] < 0 ? -1 :
+			(double)(b->count[k] - a->count[k]) / trips;
+}
+
 /* Runs one row in a child process; returns -1 on an output error. */
 static int run_row(const struct job *j, struct result *res)
 {
@@ -1231,6 +1320,7 @@ static int run_row(const struct job *j, struct result *res)
 	};
 	pid_t parent = getpid(), pid;
 	uint64_t t0 = now_ns();
+	struct costs before, after;
 	int ret = 0;
 
 	r.sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -1239,6 +1329,7 @@ static int run_row(const struct job *j, struct result *res)
 		die("mmap of %zu bytes: %s", size, strerror(errno));
 	fprintf(stderr, "# %-20s ", res->name);
 	fflush(NULL);
+	read_costs(&r, &before);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -1249,6 +1340,9 @@ static int run_row(const struct job *j, struct result *res)
 		fprintf(stderr, "FAILED\n");
 	} else {
 		res->status = ROW_OK;
+		read_costs(&r, &after);
+		per_round_trip(&before, &after, opt.iterations + opt.warmup,
+			       res->per_rt);
 		ret = collect(res, r.sh);
 		fprintf(stderr, "%.1f s\n", (now_ns() - t0) / 1e9);
 	}
@@ -1441,6 +1535,24 @@ static void print_table(const struct result *res, int n)
 		       x->st.median / 1e3, x->st.p99 / 1e3, x->st.mean / 1e3,
 		       x->st.min / 1e3, x->st.max / 1e3, ratio);
 	}
+	printf("\nper round trip, on the row's CPUs:\n%-20s", "mechanism");
+	for (int k = 0; k < COSTS; k++)
+		printf(" %7s", cost_names[k]);
+	printf("\n");
+	for (int i = 0; i < n; i++) {
+		const struct result *x = &res[i];
+
+		if (x->status != ROW_OK)
+			continue;
+		printf("%-20s", x->name);
+		for (int k = 0; k < COSTS; k++) {
+			if (x->per_rt[k] < 0)
+				printf(" %7s", "-");
+			else
+				printf(" %7.3f", x->per_rt[k]);
+		}
+		printf("\n");
+	}
 }
 
 static void json_string(FILE *f, const char *s)
@@ -1475,7 +1587,15 @@ static void json_row(FILE *f, const struct result *x)
 		x->procs ? "processes" : "threads", opt.iterations);
 	for (int k = 0; k <= 100; k++)
 		fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)x->st.pct[k]);
-	fprintf(f, "]}");
+	fprintf(f, "],\"per_round_trip\":{");
+	for (int k = 0; k < COSTS; k++) {
+		fprintf(f, "%s\"%s\":", k ? "," : "", cost_names[k]);
+		if (x->per_rt[k] < 0)
+			fprintf(f, "null");
+		else
+			fprintf(f, "%.4f", x->per_rt[k]);
+	}
+	fprintf(f, "}}");
 }
 
 /* Skipped and failed rows, kept out of "rows" so that every row has numbers. */
