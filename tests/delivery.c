@@ -183,7 +183,7 @@ static unsigned long long churn(unsigned long n)
 struct flood {
 	long index;
 	atomic_int stop;
-	long sent;
+	atomic_long sent;
 };
 
 static void *flood_sender(void *arg)
@@ -218,13 +218,20 @@ TEST_F_TIMEOUT(slow, interrupted_code_keeps_registers_flags_and_stack, 600)
 	quiet = churn(20000000);
 	f.index = fd;
 	ASSERT_EQ(0, pthread_create(&t, NULL, flood_sender, &f));
+	/*
+	 * The flood first: on the model, whose CPUs share one host thread,
+	 * the computation could otherwise end before the sender ever ran.
+	 */
+	for (int i = 0; i < 100000 && !atomic_load(&f.sent); i++)
+		usleep(100);
 	_stui();
 	busy = churn(20000000);
 	_clui();
 	atomic_store(&f.stop, 1);
 	pthread_join(t, &ret);
 	ASSERT_EQ(NULL, ret);
-	TH_LOG("%d deliveries during the computation, %ld sent", deliveries, f.sent);
+	TH_LOG("%d deliveries during the computation, %ld sent", deliveries,
+	       atomic_load(&f.sent));
 	EXPECT_GT(deliveries, 0);
 	EXPECT_EQ(quiet, busy);
 }
