@@ -37,10 +37,13 @@ cmdline="console=ttyS0 panic=-1 uintr_run=$mode"
 [ -n "${UINTR_TESTS:-}" ] && cmdline+=" uintr_tests=$UINTR_TESTS"
 [ -n "${UINTR_CMDLINE:-}" ] && cmdline+=" $UINTR_CMDLINE"
 
+# edu: QEMU's teaching PCI device, whose interrupt tests/device_irq.c
+# turns into a user interrupt through uio_pci_generic.
 qemu=(qemu-system-x86_64 "${accel_args[@]}"
 	-smp "${UINTR_SMP:-2}" -m "${UINTR_MEM:-1G}"
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	-device edu
 	-display none -no-reboot)
 
 if [ "$mode" = shell ]; then
