@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -47,6 +48,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +131,9 @@ struct row_shm {
 	/* futex and shm-spin: 2i+1 is ping i, 2i+2 is its pong. */
 	int seq __attribute__((aligned(CACHELINE)));
 
+	/* tick rows: work units done again because the tick missed them */
+	long redone;
+
 	uint64_t samples[] __attribute__((aligned(CACHELINE)));
 };
 
@@ -154,6 +159,10 @@ struct party {
 	int peer_ufd;		/* uintr: the other party's (sender side) */
 	long uitt;		/* uintr: UITT index for SENDUIPI */
 	int epfd;		/* epoll-eventfd: own epoll instance */
+	int tfd;		/* timer rows: the timerfd */
+	timer_t timer;		/* timer-signal, tick-signal: the POSIX timer */
+	uint64_t work_ns;	/* tick rows: one work unit without a tick */
+	unsigned long expiries;	/* timer rows: expiries seen so far */
 };
 
 #define MECH_UINTR	0x1	/* needs user interrupts */
@@ -167,6 +176,15 @@ struct party {
 #define MECH_ONE_CPU	0x10	/* both parties on the first CPU */
 #define MECH_THREADS	0x20	/* threads only: not in "all-proc" */
 #define MECH_CLUI	0x40	/* uintr: waits between CLUI and STUI */
+/*
+ * A timer's expiry, not a message: the sample is the time from the
+ * expiry to the thread that learns of it (MECH_EXPIRY), or what one
+ * tick costs a computation it interrupts (MECH_TICK); one party only.
+ */
+#define MECH_EXPIRY	0x80
+#define MECH_TICK	0x100
+#define MECH_TIMER	(MECH_EXPIRY | MECH_TICK)
+#define MECH_SIGNAL	0x200	/* timer rows: a POSIX timer and SIGALRM */
 
 /*
  * A mechanism: setup runs once in the row process before the parties
@@ -182,6 +200,8 @@ struct mech {
 	void (*ping)(struct party *p, long i);
 	void (*pong)(struct party *p, long i);
 	void (*fini)(struct party *p);
+	/* Timer rows: one sample of A (ns), instead of timing ping. */
+	uint64_t (*sample)(struct party *p, long i);
 	const char *what;
 };
 
@@ -219,6 +239,13 @@ static inline uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* One iteration of a busy wait: on a shared CPU the peer needs it. */
@@ -634,6 +661,202 @@ static void epoll_fini(struct party *p)
 	close(p->epfd);
 }
 
+/*
+ * ---- timers: the kernel rings at a time ----
+ *
+ * timer-uintr: a timerfd that the thread watches on its vector
+ * (UINTR_FD_WATCH); it spins with UIF = 1 and the expiry interrupts it.
+ * timer-uintr-wait: the same, the thread blocked in uintr_wait().
+ * timer-signal: a POSIX timer (timer_create) that sends SIGALRM to the
+ * thread, which spins; the signal handler counts.  timer-read: a
+ * blocking read() of a timerfd.  Each sample arms the timer TIMER_AHEAD_NS
+ * ahead, at an absolute CLOCK_MONOTONIC time, and is the time from that
+ * expiry until the thread sees the handler's count change (or read()
+ * return): expiry, delivery, the handler and its return.
+ *
+ * tick-uintr and tick-signal: what one tick costs the computation it
+ * interrupts.  A work unit (a fixed loop) is timed with one expiry inside
+ * it, less the same unit timed without (the median of TICK_CALIBRATION
+ * at the start); a unit the tick missed is done again.  With ICOUNT=1 a
+ * nanosecond is an instruction: the sample is the instructions that one
+ * tick (the hrtimer interrupt, the post or the signal, the handler, the
+ * return) took from the interrupted thread.
+ */
+#define TIMER_AHEAD_NS		50000
+#define TICK_AT_NS		20000
+#define TICK_WORK_LOOPS		50000
+#define TICK_CALIBRATION	101
+
+/* The SIGALRM handler's count, read by the spinning thread. */
+static volatile unsigned long alarm_hits;
+
+static void alarm_handler(int sig)
+{
+	alarm_hits++;
+}
+
+/* The handler's count that the spinning rows watch. */
+static const volatile unsigned long *timer_count(const struct party *p)
+{
+	return p->r->m->flags & MECH_SIGNAL ? &alarm_hits :
+		&uintr_hits[uintr_vector[p->me]].n;
+}
+
+/* A timerfd: watched on the row's vector (MECH_UINTR) or read. */
+static void timerfd_init(struct party *p)
+{
+	struct uintr_watch w = { .events = EPOLLIN };
+
+	p->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (p->tfd < 0)
+		fail_errno("timerfd_create");
+	if (!(p->r->m->flags & MECH_UINTR))
+		return;
+	w.fd = p->tfd;
+	if (uintr_register_handler(uintr_handler, 0) < 0)
+		fail_errno("uintr_register_handler");
+	p->ufd = uintr_create_fd(uintr_vector[p->me], 0);
+	if (p->ufd < 0)
+		fail_errno("uintr_create_fd");
+	if (ioctl(p->ufd, UINTR_FD_WATCH, &w))
+		fail_errno("ioctl(UINTR_FD_WATCH)");
+	_stui();
+}
+
+/* A POSIX timer whose SIGALRM goes to this thread (SIGEV_THREAD_ID). */
+static void posix_timer_init(struct party *p)
+{
+	struct sigaction sa = { .sa_handler = alarm_handler };
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = SIGALRM,
+	};
+	sigset_t alrm;
+
+	sev._sigev_un._tid = gettid();	/* glibc names no sigev_notify_thread_id */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	if (sigaction(SIGALRM, &sa, NULL) ||
+	    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL))
+		fail_errno("sigaction(SIGALRM)");
+	if (timer_create(CLOCK_MONOTONIC, &sev, &p->timer))
+		fail_errno("timer_create");
+}
+
+/* The tick rows time a work unit without a tick first. */
+static void tick_calibrate(struct party *p);
+
+/* Party A owns the timer; B has nothing to do. */
+static void timer_init(struct party *p)
+{
+	if (p->me != PARTY_A)
+		return;
+	if (p->r->m->flags & MECH_SIGNAL)
+		posix_timer_init(p);
+	else
+		timerfd_init(p);
+	if (p->r->m->flags & MECH_TICK)
+		tick_calibrate(p);
+}
+
+static void timer_fini(struct party *p)
+{
+	if (p->me != PARTY_A)
+		return;
+	if (p->r->m->flags & MECH_SIGNAL) {
+		timer_delete(p->timer);
+		return;
+	}
+	close(p->tfd);
+	uintr_fini(p);
+}
+
+/* Arms the row's timer to expire once at `when` (CLOCK_MONOTONIC, ns). */
+static void arm_at(const struct party *p, uint64_t when)
+{
+	struct itimerspec its = {
+		.it_value = {
+			.tv_sec = when / NSEC_PER_SEC,
+			.tv_nsec = when % NSEC_PER_SEC,
+		},
+	};
+
+	if (p->r->m->flags & MECH_SIGNAL) {
+		if (timer_settime(p->timer, TIMER_ABSTIME, &its, NULL))
+			fail_errno("timer_settime");
+	} else if (timerfd_settime(p->tfd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		fail_errno("timerfd_settime");
+	}
+}
+
+/* Waits for the next expiry as the row does: spinning, uintr_wait() or read(). */
+static void timer_await(struct party *p)
+{
+	unsigned long want = ++p->expiries;
+	uint64_t expirations;
+
+	if (p->r->m->flags & MECH_UINTR)
+		uintr_await(p, want);
+	else if (p->r->m->flags & MECH_SIGNAL)
+		while (alarm_hits < want)
+			__asm__ volatile("pause" ::: "memory");
+	else
+		xread(p->tfd, &expirations, sizeof(expirations), "timerfd read");
+}
+
+static uint64_t expiry_sample(struct party *p, long i)
+{
+	uint64_t expiry = now_ns() + TIMER_AHEAD_NS;
+
+	arm_at(p, expiry);
+	timer_await(p);
+	return now_ns() - expiry;
+}
+
+/* The work a tick interrupts: a chain through memory, not shortened by -O2. */
+static uint64_t work_unit(void)
+{
+	uint64_t t0 = now_ns();
+	volatile unsigned long x = 0;
+
+	for (long k = 0; k < TICK_WORK_LOOPS; k++)
+		x = x + 1;
+	return now_ns() - t0;
+}
+
+static void tick_calibrate(struct party *p)
+{
+	uint64_t t[TICK_CALIBRATION];
+
+	for (int k = 0; k < TICK_CALIBRATION; k++)
+		t[k] = work_unit();
+	qsort(t, TICK_CALIBRATION, sizeof(t[0]), cmp_u64);
+	p->work_ns = t[TICK_CALIBRATION / 2];
+	if (p->work_ns < 2 * TICK_AT_NS)
+		fail("a work unit takes %llu ns, too short for a tick %d ns into it",
+		     (unsigned long long)p->work_ns, TICK_AT_NS);
+}
+
+/* A unit with one expiry inside it, less a unit without (0 if less). */
+static uint64_t tick_sample(struct party *p, long i)
+{
+	const volatile unsigned long *n = timer_count(p);
+
+	for (;;) {
+		uint64_t took;
+
+		arm_at(p, now_ns() + TICK_AT_NS);
+		took = work_unit();
+		if (*n > p->expiries) {
+			p->expiries++;
+			return took > p->work_ns ? took - p->work_ns : 0;
+		}
+		/* The tick came after the unit: wait for it, and do it again. */
+		timer_await(p);
+		p->r->sh->redone++;
+	}
+}
+
 /* ---- eventfd, pipe, unix: blocking read/write of one message ---- */
 
 static void eventfd_setup(struct row *r)
@@ -686,6 +909,97 @@ static void stream_pong(struct party *p, long i)
 	xread(r->rx[p->me], &msg, r->m->msg_len, "read ping");
 	msg = 1;
 	xwrite(r->tx[p->me], &msg, r->m->msg_len, "write pong");
+}
+
+/*
+ * ---- eventfd-spin, watch-pipe, sigio-pipe ----
+ *
+ * eventfd-spin: the floor of learning of an eventfd write, a
+ * non-blocking read() in a loop.  watch-pipe and sigio-pipe: a pipe
+ * write that the peer learns of through its watch or through an
+ * F_SETSIG signal (an eventfd has no fasync, so no SIGIO: the pipe is
+ * the file both can use); the peer then reads the byte, as the pipe row
+ * does with a blocking read().
+ */
+static void eventfd_spin_setup(struct row *r)
+{
+	eventfd_setup(r);
+	if (fcntl(r->rx[PARTY_A], F_SETFL, O_NONBLOCK) ||
+	    fcntl(r->rx[PARTY_B], F_SETFL, O_NONBLOCK))
+		fail_errno("fcntl(O_NONBLOCK)");
+}
+
+static void eventfd_spin_await(const struct party *p)
+{
+	uint64_t n;
+
+	while (read(p->r->rx[p->me], &n, sizeof(n)) != sizeof(n))
+		if (errno != EAGAIN && errno != EINTR)
+			fail_errno("eventfd read");
+}
+
+static void eventfd_spin_ping(struct party *p, long i)
+{
+	eventfd_add_one(p);
+	eventfd_spin_await(p);
+}
+
+static void eventfd_spin_pong(struct party *p, long i)
+{
+	eventfd_spin_await(p);
+	eventfd_add_one(p);
+}
+
+/* Each thread's own count of its F_SETSIG signal. */
+static __thread volatile unsigned long sigio_hits;
+
+static void sigio_handler(int sig)
+{
+	sigio_hits++;
+}
+
+/* The pipe's reader gets SIGRTMIN+1 on each write (F_SETSIG), this thread only. */
+static void sigio_init(struct party *p)
+{
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = gettid() };
+	struct sigaction sa = { .sa_handler = sigio_handler };
+	int fd = p->r->rx[p->me];
+
+	if (sigaction(SIGRTMIN + 1, &sa, NULL))
+		fail_errno("sigaction");
+	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, SIGRTMIN + 1) ||
+	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK))
+		fail_errno("fcntl(F_SETOWN_EX, F_SETSIG, O_ASYNC)");
+}
+
+static void pipe_write_one(const struct party *p)
+{
+	xwrite(p->r->tx[p->me], "x", 1, "pipe write");
+}
+
+/* Waits for the count of the row's notification, then reads the byte. */
+static void notified_read(struct party *p, long i)
+{
+	char c;
+
+	if (p->r->m->flags & MECH_UINTR)
+		uintr_await(p, i + 1);
+	else
+		while (sigio_hits < (unsigned long)i + 1)
+			__asm__ volatile("pause" ::: "memory");
+	xread(p->r->rx[p->me], &c, 1, "pipe read");
+}
+
+static void notified_ping(struct party *p, long i)
+{
+	pipe_write_one(p);
+	notified_read(p, i);
+}
+
+static void notified_pong(struct party *p, long i)
+{
+	notified_read(p, i);
+	pipe_write_one(p);
 }
 
 /* ---- signal: a blocked real-time signal, sigwaitinfo and tgkill ---- */
@@ -842,11 +1156,57 @@ static const struct mech mechs[] = {
 		.fini = uintr_fini,
 		.what = "eventfd write, watched: the kernel posts, receiver in uintr_wait()",
 	}, {
+		.name = "eventfd-spin", .msg_len = sizeof(uint64_t),
+		.setup = eventfd_spin_setup,
+		.ping = eventfd_spin_ping, .pong = eventfd_spin_pong,
+		.what = "eventfd write, the peer in a non-blocking read() loop (the floor)",
+	}, {
+		.name = "watch-pipe", .flags = MECH_UINTR,
+		.setup = pipe_setup, .init = watch_init,
+		.ping = notified_ping, .pong = notified_pong,
+		.fini = uintr_fini,
+		.what = "pipe write, watched: the kernel posts, receiver spinning, then read()",
+	}, {
+		.name = "sigio-pipe",
+		.setup = pipe_setup, .init = sigio_init,
+		.ping = notified_ping, .pong = notified_pong,
+		.what = "pipe write, F_SETSIG signal to the spinning peer, then read()",
+	}, {
 		.name = "epoll-eventfd",
 		.setup = eventfd_setup, .init = epoll_init,
 		.ping = epoll_ping, .pong = epoll_pong,
 		.fini = epoll_fini,
 		.what = "eventfd write, epoll_wait() (EPOLLET) on the peer's",
+	}, {
+		.name = "timer-uintr",
+		.flags = MECH_UINTR | MECH_EXPIRY | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = expiry_sample, .fini = timer_fini,
+		.what = "timerfd expiry, watched: the kernel posts, the thread spinning with UIF=1",
+	}, {
+		.name = "timer-uintr-wait",
+		.flags = MECH_UINTR | MECH_SLEEPS | MECH_EXPIRY | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = expiry_sample, .fini = timer_fini,
+		.what = "timerfd expiry, watched: the thread in uintr_wait()",
+	}, {
+		.name = "timer-signal",
+		.flags = MECH_SIGNAL | MECH_EXPIRY | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = expiry_sample, .fini = timer_fini,
+		.what = "timer_create() expiry, SIGALRM to the spinning thread",
+	}, {
+		.name = "timer-read",
+		.flags = MECH_EXPIRY | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = expiry_sample, .fini = timer_fini,
+		.what = "timerfd expiry, the thread in a blocking read()",
+	}, {
+		.name = "tick-uintr",
+		.flags = MECH_UINTR | MECH_TICK | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = tick_sample, .fini = timer_fini,
+		.what = "what one watched-timerfd tick costs the computation it interrupts",
+	}, {
+		.name = "tick-signal",
+		.flags = MECH_SIGNAL | MECH_TICK | MECH_ONE_WAY | MECH_THREADS,
+		.init = timer_init, .sample = tick_sample, .fini = timer_fini,
+		.what = "what one SIGALRM tick costs the computation it interrupts",
 	}, {
 		.name = "ipi-floor", .flags = MECH_THREADS,
 		.setup = membarrier_setup,
@@ -889,11 +1249,16 @@ static void measure(struct party *p)
 	for (long i = 0; i < total; i++) {
 		uint64_t t0, t1;
 
-		t0 = now_ns();
-		__asm__ volatile("" ::: "memory");
-		r->m->ping(p, i);
-		__asm__ volatile("" ::: "memory");
-		t1 = now_ns();
+		if (r->m->sample) {
+			t0 = 0;
+			t1 = r->m->sample(p, i);
+		} else {
+			t0 = now_ns();
+			__asm__ volatile("" ::: "memory");
+			r->m->ping(p, i);
+			__asm__ volatile("" ::: "memory");
+			t1 = now_ns();
+		}
 		if (i >= r->warmup)
 			r->sh->samples[i - r->warmup] = t1 - t0;
 		__atomic_store_n(&r->sh->progress, i + 1, __ATOMIC_RELAXED);
@@ -1174,13 +1539,6 @@ static int watch_row(pid_t pid, struct row_shm *sh, char *why, size_t len)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Sorts s; p99 is the nearest-rank percentile. */
 static void compute_stats(uint64_t *s, long n, struct stats *st)
 {
@@ -1345,6 +1703,9 @@ static int run_row(const struct job *j, struct result *res)
 			       res->per_rt);
 		ret = collect(res, r.sh);
 		fprintf(stderr, "%.1f s\n", (now_ns() - t0) / 1e9);
+		if (r.sh->redone)
+			fprintf(stderr, "# %-20s %ld work units done again: the tick came after them\n",
+				res->name, r.sh->redone);
 	}
 	munmap(r.sh, size);
 	return ret;
@@ -1569,6 +1930,16 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* What a sample of the row is, for the JSON and CSV. */
+static const char *row_kind(const struct mech *m)
+{
+	if (m->flags & MECH_EXPIRY)
+		return "expiry";
+	if (m->flags & MECH_TICK)
+		return "tick";
+	return m->flags & MECH_ONE_WAY ? "send" : "round-trip";
+}
+
 static void json_row(FILE *f, const struct result *x)
 {
 	fprintf(f, "{\"mechanism\":");
@@ -1583,7 +1954,7 @@ static void json_row(FILE *f, const struct result *x)
 		fprintf(f, "null");
 	fprintf(f, ",\"kind\":\"%s\",\"parties\":\"%s\",\"samples\":%ld,"
 		"\"percentiles_ns\":[",
-		x->m->flags & MECH_ONE_WAY ? "send" : "round-trip",
+		row_kind(x->m),
 		x->procs ? "processes" : "threads", opt.iterations);
 	for (int k = 0; k <= 100; k++)
 		fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)x->st.pct[k]);
@@ -1664,7 +2035,7 @@ static int write_csv(FILE *f, const struct result *res, int n)
 		if (x->ratio >= 0)
 			fprintf(f, "%.3f", x->ratio);
 		fprintf(f, ",%s,%s,%ld\n",
-			x->m->flags & MECH_ONE_WAY ? "send" : "round-trip",
+			row_kind(x->m),
 			x->procs ? "processes" : "threads", opt.iterations);
 	}
 	return ferror(f) | fclose(f) ? -1 : 0;
@@ -1690,9 +2061,11 @@ static void usage(FILE *f)
 		DEFAULT_ITERATIONS, DEFAULT_WARMUP, DEFAULT_STALL_S);
 	for (size_t i = 0; i < NR_MECHS; i++)
 		fprintf(f, "  %-15s %s\n", mechs[i].name, mechs[i].what);
-	fprintf(f, "  %-15s every row above but null-syscall and pipe-1cpu, with threads\n",
-		"all");
+	fprintf(f, "  %-15s every row above but null-syscall, pipe-1cpu and the timer rows,\n"
+		"  %-15s with threads\n", "all", "");
 	fprintf(f, "  %-15s the same, with processes\n", "all-proc");
+	fprintf(f, "  %-15s the timer-* and tick-* rows (threads; a sample is one expiry)\n",
+		"timers");
 }
 
 /* A bad command line: the usage, the complaint, exit status 2. */
@@ -1736,9 +2109,17 @@ static void add_job(const struct mech *m, bool procs)
 static void add_all(bool procs)
 {
 	for (size_t i = 0; i < NR_MECHS; i++)
-		if (!(mechs[i].flags & MECH_OVERHEAD) &&
+		if (!(mechs[i].flags & (MECH_OVERHEAD | MECH_TIMER)) &&
 		    !(procs && (mechs[i].flags & MECH_THREADS)))
 			add_job(&mechs[i], procs);
+}
+
+/* "timers": the timer rows, which "all" leaves out (each sample waits). */
+static void add_timers(void)
+{
+	for (size_t i = 0; i < NR_MECHS; i++)
+		if (mechs[i].flags & MECH_TIMER)
+			add_job(&mechs[i], false);
 }
 
 static void add_mech(const char *name)
@@ -1748,6 +2129,10 @@ static void add_mech(const char *name)
 
 	if (!strcmp(name, "all") || !strcmp(name, "all-proc")) {
 		add_all(procs);
+		return;
+	}
+	if (!strcmp(name, "timers")) {
+		add_timers();
 		return;
 	}
 	if (procs)
