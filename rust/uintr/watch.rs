@@ -7,7 +7,8 @@
 //! a SENDUIPI through a connection to the vector's uintr_fd would: the
 //! PIR bit, then the notification unless one is outstanding or
 //! suppressed, so posts coalesce with each other and with SENDUIPIs, and
-//! a receiver asleep in uintr_wait() is woken through the kernel vector.
+//! a receiver asleep in uintr_wait() is woken through the kernel vector
+//! (at once, when it sleeps on the posting CPU).
 //! The wakeups run under the queue's lock in any context (a timerfd's in
 //! hard interrupt context), so a post takes a raw spinlock with interrupts
 //! off and allocates nothing.
@@ -26,13 +27,14 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 
 use crate::events;
-use crate::glue::{self, IrqsOff};
+use crate::glue::{self, CpuPin, IrqsOff};
 use crate::limits::Charge;
 use crate::poll::{FileRef, Hook, Woken};
 use crate::raw_lock::{new_raw_spinlock, RawSpinLock};
 use crate::stats::{self, Live};
 use crate::trace;
-use crate::upid::Upid;
+use crate::upid::{Notification, Upid};
+use crate::waitlist;
 
 /// What a watch does on a wakeup: post its vector.
 #[pin_data]
@@ -71,12 +73,29 @@ impl Woken for Poster {
         self.posts.fetch_add(1, Ordering::Relaxed);
         match notification {
             Some(n) => {
-                glue::send_notification(n.ndst, n.nv);
                 trace::watch_post(self.vector, self.receiver_tid, key, true, n.nv, n.ndst);
+                notify(n);
             }
             None => trace::watch_post(self.vector, self.receiver_tid, key, false, 0, 0),
         }
     }
+}
+
+/// Sends a post's notification, interrupts off.  A receiver asleep on this
+/// CPU (the kernel vector, to this CPU) is woken here, as the kernel
+/// vector's handler would wake it, rather than by an interrupt to itself:
+/// a timer's or a device's interrupt usually lands where its receiver
+/// sleeps.  Waking takes the CPU's wait list lock, which is never held
+/// where a wait queue is woken, and wakes nothing under it.
+fn notify(n: Notification) {
+    if n.nv == waitlist::KERNEL_VECTOR {
+        let here = CpuPin::new();
+        if here.ndst() == n.ndst {
+            waitlist::wake_posted(here.cpu());
+            return;
+        }
+    }
+    glue::send_notification(n.ndst, n.nv);
 }
 
 /// A watch: a file hooked to a [`Poster`].
