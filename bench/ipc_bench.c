@@ -161,7 +161,6 @@ struct party {
 	int epfd;		/* epoll-eventfd: own epoll instance */
 	int tfd;		/* timer rows: the timerfd */
 	timer_t timer;		/* timer-signal, tick-signal: the POSIX timer */
-	uint64_t work_ns;	/* tick rows: one work unit without a tick */
 	unsigned long expiries;	/* timer rows: expiries seen so far */
 };
 
@@ -239,13 +238,6 @@ static inline uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* One iteration of a busy wait: on a shared CPU the peer needs it. */
@@ -676,8 +668,8 @@ static void epoll_fini(struct party *p)
  *
  * tick-uintr and tick-signal: what one tick costs the computation it
  * interrupts.  A work unit (a fixed loop) is timed with one expiry inside
- * it, less the same unit timed without (the median of TICK_CALIBRATION
- * at the start); a unit the tick missed is done again.  With ICOUNT=1 a
+ * it, less the same unit timed just before without; a unit the tick
+ * missed is done again.  With ICOUNT=1 a
  * nanosecond is an instruction: the sample is the instructions that one
  * tick (the hrtimer interrupt, the post or the signal, the handler, the
  * return) took from the interrupted thread.
@@ -685,7 +677,6 @@ static void epoll_fini(struct party *p)
 #define TIMER_AHEAD_NS		50000
 #define TICK_AT_NS		20000
 #define TICK_WORK_LOOPS		50000
-#define TICK_CALIBRATION	101
 
 /* The SIGALRM handler's count, read by the spinning thread. */
 static volatile unsigned long alarm_hits;
@@ -743,9 +734,6 @@ static void posix_timer_init(struct party *p)
 		fail_errno("timer_create");
 }
 
-/* The tick rows time a work unit without a tick first. */
-static void tick_calibrate(struct party *p);
-
 /* Party A owns the timer; B has nothing to do. */
 static void timer_init(struct party *p)
 {
@@ -755,8 +743,6 @@ static void timer_init(struct party *p)
 		posix_timer_init(p);
 	else
 		timerfd_init(p);
-	if (p->r->m->flags & MECH_TICK)
-		tick_calibrate(p);
 }
 
 static void timer_fini(struct party *p)
@@ -824,32 +810,24 @@ static uint64_t work_unit(void)
 	return now_ns() - t0;
 }
 
-static void tick_calibrate(struct party *p)
-{
-	uint64_t t[TICK_CALIBRATION];
-
-	for (int k = 0; k < TICK_CALIBRATION; k++)
-		t[k] = work_unit();
-	qsort(t, TICK_CALIBRATION, sizeof(t[0]), cmp_u64);
-	p->work_ns = t[TICK_CALIBRATION / 2];
-	if (p->work_ns < 2 * TICK_AT_NS)
-		fail("a work unit takes %llu ns, too short for a tick %d ns into it",
-		     (unsigned long long)p->work_ns, TICK_AT_NS);
-}
-
-/* A unit with one expiry inside it, less a unit without (0 if less). */
+/*
+ * A unit with one expiry inside it, less the unit just before it without
+ * one (0 if less).  Paired, because a clock's rate may depend on what the
+ * other CPU does: the model's advances by the mean of its CPUs'
+ * instructions, a halted CPU counting as a fixed quantum.
+ */
 static uint64_t tick_sample(struct party *p, long i)
 {
 	const volatile unsigned long *n = timer_count(p);
 
 	for (;;) {
-		uint64_t took;
+		uint64_t bare = work_unit(), took;
 
 		arm_at(p, now_ns() + TICK_AT_NS);
 		took = work_unit();
 		if (*n > p->expiries) {
 			p->expiries++;
-			return took > p->work_ns ? took - p->work_ns : 0;
+			return took > bare ? took - bare : 0;
 		}
 		/* The tick came after the unit: wait for it, and do it again. */
 		timer_await(p);
@@ -1537,6 +1515,13 @@ static int watch_row(pid_t pid, struct row_shm *sh, char *why, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* Sorts s; p99 is the nearest-rank percentile. */
