@@ -514,11 +514,27 @@ static void *writer(void *arg)
 }
 
 /*
+ * Waits up to 5 s until uintr_fd's (only) watch has posted: the writer
+ * is running, so what follows races it, also where the host runs the
+ * writer's vCPU late.
+ */
+static int writer_posts_through(int uintr_fd)
+{
+	for (int i = 0; i < 50000; i++) {
+		if (uintr_fdinfo_value(uintr_fd, "posts:") > 0)
+			return 1;
+		usleep(100);
+	}
+	return 0;
+}
+
+/*
  * Every way a watch ends, 100 times each, while another thread writes
  * to the watched eventfd in a loop: UNWATCH; close of the watched file's
  * descriptor, then of the uintr_fd; unregistering the handler before or
  * after the close.  Nothing may stay behind (the fixture's teardown
- * checks the counters) and nothing may splat.
+ * checks the counters) and nothing may splat; the posts seen before the
+ * first teardowns are delivered.
  */
 TEST_F_TIMEOUT(rx, every_teardown_order_races_a_writer, 600)
 {
@@ -536,6 +552,7 @@ TEST_F_TIMEOUT(rx, every_teardown_order_races_a_writer, 600)
 		ASSERT_GE(dup_efd, 0);
 		ASSERT_EQ(0, uintr_watch(self->fd, efd, EPOLLIN));
 		ASSERT_EQ(0, uintr_watch(fd, dup_efd, EPOLLIN));
+		ASSERT_TRUE(writer_posts_through(fd));
 		EXPECT_EQ(0, uintr_unwatch(self->fd, efd));
 		close(dup_efd);
 		close(fd);
