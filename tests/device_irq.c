@@ -24,6 +24,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <linux/pci_regs.h>
+
 #include "kselftest_harness.h"
 
 #define VECTOR	12
@@ -98,8 +100,6 @@ static int bind_uio(const char *addr)
  * clears the bit through the device's config space, as its
  * documentation says.
  */
-#define PCI_COMMAND		0x04
-#define PCI_COMMAND_INTX_DISABLE	0x400
 
 static int uio_unmask(int config)
 {
