@@ -2,8 +2,9 @@
 /*
  * A sender table shared by a process's threads (UINTR_SENDER_SHARED) and
  * passed to other processes (uintr_ipi_fd(), UIPI_SET_TARGET_TABLE): an
- * index works in every thread, present and future, in forked children
- * and in the processes that installed the table; exec leaves it; every
+ * index works in every thread, present and future, and in the processes
+ * that installed the table; fork passes it on in neither direction and
+ * exec leaves it; every
  * error; teardown in every order with the counters back where they were.
  */
 #include "uintr_test.h"
@@ -117,7 +118,12 @@ TEST(index_of_a_sibling_works_here)
 	EXPECT_EQ(0, uintr_unregister_sender(sibling_fd, 0));
 }
 
-TEST(forked_child_keeps_the_indexes)
+/*
+ * fork() passes no table on: the child starts without one, as after
+ * execve(), so the parent's index is a #UD (SIGILL) there and the
+ * parent's receiver gets nothing.
+ */
+TEST(forked_child_cannot_use_the_parents_indexes)
 {
 	int status;
 	pid_t pid;
@@ -129,33 +135,122 @@ TEST(forked_child_keeps_the_indexes)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		/* Interrupts the parent's receiver. */
 		_senduipi(idx);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d",
-					      WTERMSIG(status));
-	EXPECT_TRUE(recorded_with_uif(1));
-	EXPECT_EQ(33ull, uintr_recorded_vector);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child exited with %d",
+						WEXITSTATUS(status));
+	EXPECT_EQ(SIGILL, WTERMSIG(status));
+	usleep(10000);
+	_stui();
+	EXPECT_EQ(0, uintr_recorded);
 }
 
+/*
+ * And the other direction: a connection a forked child makes lands in a
+ * table of the child's own, never in the parent's.  The child's first
+ * index is 0 (in the parent's table 0 is taken), and the parent's next
+ * one is 1 while the child's connection lives.
+ */
+TEST(forked_childs_connections_stay_its_own)
+{
+	int sv[2], status;
+	long child_idx;
+	pid_t pid;
+	char go;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
+	ASSERT_EQ(0, uintr_register_self(33, UINTR_SENDER_SHARED));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		long own;
+
+		if (uintr_register_handler(uintr_record, 0))
+			_exit(30);
+		own = uintr_register_self(34, UINTR_SENDER_SHARED);
+		if (write(sv[1], &own, sizeof(own)) != sizeof(own))
+			_exit(31);
+		if (own < 0)
+			_exit(32);
+		/* The child's index reaches the child's receiver. */
+		_senduipi(own);
+		if (!recorded_with_uif(1) || uintr_recorded_vector != 34)
+			_exit(33);
+		/* Keep the connection until the parent has looked. */
+		_exit(read(sv[1], &go, 1) == 1 ? 0 : 34);
+	}
+	ASSERT_EQ((ssize_t)sizeof(child_idx),
+		  read(sv[0], &child_idx, sizeof(child_idx)));
+	EXPECT_EQ(0, child_idx);
+	EXPECT_EQ(1, uintr_register_self(35, UINTR_SENDER_SHARED));
+	_senduipi(1);
+	EXPECT_TRUE(recorded_with_uif(1));
+	EXPECT_EQ(35ull, uintr_recorded_vector);
+	ASSERT_EQ(1, write(sv[0], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child: status %#x", status);
+}
+
+/*
+ * Sharing with a child is explicit: it installs the table from an ipi fd
+ * it inherited, and then the parent's indexes work there.
+ */
+TEST(forked_child_shares_through_an_ipi_fd)
+{
+	int status, ipi;
+	pid_t pid;
+	long idx;
+
+	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
+	idx = uintr_register_self(36, UINTR_SENDER_SHARED);
+	ASSERT_GE(idx, 0);
+	ipi = uintr_ipi_fd(0);
+	ASSERT_GE(ipi, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		if (uintr_set_target_table(ipi))
+			_exit(30);
+		_senduipi(idx);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child: status %#x", status);
+	EXPECT_TRUE(recorded_with_uif(1));
+	EXPECT_EQ(36ull, uintr_recorded_vector);
+}
+
+/*
+ * A process that installed a table from an ipi fd and then execs: the
+ * new image starts without it (and without the fd, which is
+ * close-on-exec), so SENDUIPI is a #UD (SIGILL) there.
+ */
 TEST(exec_leaves_the_table)
 {
-	int status;
+	int status, ipi;
 	pid_t pid;
 
 	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
 	ASSERT_EQ(0, uintr_register_self(5, UINTR_SENDER_SHARED));
+	ipi = uintr_ipi_fd(0);
+	ASSERT_GE(ipi, 0);
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
+		if (uintr_set_target_table(ipi))
+			_exit(39);
 		setenv("UINTR_SEND_AFTER_EXEC", "1", 1);
 		execl("/proc/self/exe", "shared_table", (char *)NULL);
 		_exit(40);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child exited with %d",
+						WEXITSTATUS(status));
 	EXPECT_EQ(SIGILL, WTERMSIG(status));
 	usleep(10000);
 	_stui();

@@ -335,24 +335,6 @@ syscall_entry!(
     uintr_rust_pending => syscalls::pending, (set: u64, flags: c_uint)
 );
 
-/// fork: the child's address space shares the parent's sender table.
-///
-/// # Safety
-///
-/// `parent` and `child` are the `context.uintr_table` of the parent's mm
-/// (locked for the copy) and of the child's (being set up, NULL).
-#[no_mangle]
-pub unsafe extern "C" fn uintr_rust_dup_mm(parent: *mut *mut c_void, child: *mut *mut c_void) {
-    // SAFETY: by the caller's promise; neither field is emptied meanwhile.
-    let (parent, child) = unsafe {
-        (
-            ProcessTable::from_raw(parent),
-            ProcessTable::from_raw(child),
-        )
-    };
-    child.inherit(&parent);
-}
-
 /// An address space goes: so does its use of the shared sender table.
 ///
 /// # Safety

@@ -13,10 +13,13 @@
 //! A thread's own table (the default) has one use, the thread's.  A
 //! process's shared table has one use in the process, `mm->context.
 //! uintr_table` in C, one in each thread that joined it and one in each
-//! ipi fd: any number of threads in any number of processes (fork keeps
-//! the table, and ipi fds install it in other processes).  The process's
-//! field is set once, from NULL (the first of concurrent callers wins),
-//! and emptied when the address space goes.
+//! ipi fd: any number of threads in any number of processes (ipi fds
+//! install it in other processes).  The process's field is set once,
+//! from NULL (the first of concurrent callers wins), and emptied when the
+//! address space goes.  A child of fork() starts with it NULL
+//! (init_new_context()): the table's connections are capabilities, and
+//! sharing them with a child would let each process send through what
+//! only the other connected; an ipi fd shares them explicitly.
 
 use core::ffi::c_void;
 use core::sync::atomic::AtomicPtr;
@@ -99,7 +102,7 @@ impl<'a> ProcessTable<'a> {
     ///
     /// `field` is the `context.uintr_table` of an mm that stays alive for
     /// `'a`, which only this module writes; while `'a` lasts nobody empties
-    /// it but the caller (the mm's teardown, or its setup at fork).
+    /// it but the caller (the mm's teardown).
     pub(crate) unsafe fn from_raw(field: *mut *mut c_void) -> Self {
         Self {
             // SAFETY: valid for `'a`, by the caller's promise; a pointer
@@ -146,13 +149,6 @@ impl<'a> ProcessTable<'a> {
                 Some(current) if Arc::ptr_eq(current.table(), table.table()) => Ok(table),
                 _ => Err(EBUSY),
             },
-        }
-    }
-
-    /// Copies the reference of `parent` (fork; this field is NULL).
-    pub(crate) fn inherit(&self, parent: &ProcessTable<'_>) {
-        if let Some(table) = parent.get() {
-            slot::fill(self.field, Arc::<SenderUse>::from(table));
         }
     }
 

@@ -66,9 +66,10 @@
  * UINTR_SENDER_SHARED: connect in the sender table that the process's
  * threads share (made by the first such call) instead of the calling
  * thread's own.  A UITT index in it means the same in every thread of the
- * process, present and future, and in the children it forks; a thread
- * that never registered uses it from its first SENDUIPI on.  Fails with
- * EBUSY for a thread that has a table of its own already.
+ * process, present and future; a thread that never registered uses it
+ * from its first SENDUIPI on.  Fails with EBUSY for a thread that has a
+ * table of its own already.  A child of fork() starts without the table,
+ * as after execve().
  */
 #define UINTR_SENDER_SHARED		0x1U
 

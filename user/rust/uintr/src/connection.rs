@@ -62,8 +62,9 @@ impl Drop for Connection<'_> {
 }
 
 /// A connection in the process's shared sender table, from
-/// [`UintrFd::connect_shared`]: any thread of the process (and a child
-/// made by `fork`) may send through it, and drop it.
+/// [`UintrFd::connect_shared`]: any thread of the process may send
+/// through it, and drop it (a child made by `fork` starts without the
+/// table; another process shares it only through an ipi fd).
 #[derive(Debug)]
 pub struct SharedConnection<'fd> {
     fd: &'fd UintrFd,
