@@ -179,6 +179,22 @@ pub(crate) fn own_state(thread: &ThreadState<'_>, receiver: &Receiver) -> UserSt
     }
 }
 
+/// UIF and UIRR of a thread that does not run while the caller looks:
+/// stopped for ptrace, waiting for its process's core dump, or (with
+/// `is_current`) the calling thread, which dumps it.  On the hardware its
+/// saved XSAVE state holds them; the calling thread's registers are
+/// saved first, which clears UINV, so its exit-to-user work re-arms it.
+pub(crate) fn resting_state(thread: &ThreadState<'_>, is_current: bool) -> (bool, u64) {
+    if is_hardware() {
+        let state = thread.saved_user_state(is_current);
+        if is_current {
+            glue::request_delivery();
+        }
+        return state;
+    }
+    (thread.uif(), thread.uirr().load(Ordering::Acquire))
+}
+
 /// Adds `requests` to the calling thread's UIRR; returns the new UIRR.
 pub(crate) fn add_requests(thread: &ThreadState<'_>, requests: u64) -> u64 {
     if is_hardware() {

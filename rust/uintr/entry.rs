@@ -16,6 +16,7 @@ use crate::delivery::{self, Recognition};
 use crate::emulate;
 use crate::mode::{self, Request};
 use crate::regs::UserRegs;
+use crate::regset;
 use crate::shared::ProcessTable;
 use crate::stats;
 use crate::syscalls;
@@ -255,6 +256,32 @@ pub unsafe extern "C" fn uintr_rust_switch_in(
     let thread = unsafe { ThreadState::from_raw(ut) };
     // A CPU number fits in usize.
     delivery::switch_in(&thread, cpu as usize, ndst)
+}
+
+/// NT_X86_UINTR (ptrace, core dumps): fills `out` with the state of the
+/// thread of `ut`; 0 or a negative errno.
+///
+/// # Safety
+///
+/// `ut` is the `thread.uintr` of a task that runs no code until the call
+/// returns (stopped for ptrace, or waiting for its process's core dump),
+/// or of the calling thread, as `is_current` says; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn uintr_rust_regset(
+    ut: *mut bindings::uintr_thread,
+    is_current: bool,
+    out: *mut bindings::uintr_regset,
+) -> c_int {
+    // SAFETY: by the caller's promise.
+    let thread = unsafe { ThreadState::from_raw(ut) };
+    match regset::read(&thread, is_current) {
+        Ok(state) => {
+            // SAFETY: writable, by the caller's promise.
+            unsafe { *out = state };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// A system call of a receiver returns after a signal-like wakeup and no

@@ -41,9 +41,10 @@ impl<'a> ThreadState<'a> {
     /// # Safety
     ///
     /// `raw` is the `thread.uintr` of the calling thread (in process or
-    /// interrupt context), of a task being switched to or from, or of a
-    /// task being torn down that no other thread can reach; it stays valid
-    /// for `'a`.  Only the thread itself (or its teardown) installs or
+    /// interrupt context), of a task being switched to or from, of a task
+    /// being torn down that no other thread can reach, or of one that runs
+    /// no code for `'a` (stopped for ptrace, or waiting for its process's
+    /// core dump); it stays valid for `'a`.  Only the thread itself (or its teardown) installs or
     /// removes the receiver and the sender.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::uintr_thread) -> Self {
         Self {

@@ -16,7 +16,8 @@
 //!   raw wait queue hooks, as [`events`] selects);
 //! - [`file`], [`thread`] and [`slot`]: the raw VFS (uintr_fds, ipi
 //!   fds), per-thread and C-pointer plumbing;
-//! - [`syscalls`]: the system calls, on top of those;
+//! - [`syscalls`]: the system calls, on top of those; [`regset`]: the
+//!   state that ptrace and core dumps show;
 //! - [`emulate`] and [`delivery`]: the emulated CPU (the #UD emulator;
 //!   recognition, context switch, delivery), on the pure [`decode`],
 //!   [`frame`] and [`uirr`]; [`waitlist`]: sleeping receivers per CPU,
@@ -43,8 +44,8 @@
 //!    holds, each above what it holds.
 //! 5. cpu: cpu, delivery, emulate.  The backends: the hardware's registers
 //!    or the emulated CPU.
-//! 6. calls: wait, ioctl, file, syscalls.  The system calls and file
-//!    operations.
+//! 6. calls: wait, ioctl, file, syscalls, regset.  The system calls,
+//!    file operations and the ptrace/core dump view.
 //! 7. entry: entry, kunit.  The `extern "C"` trampolines, and the tests.
 //!
 //! Lock order: (the mmap lock, read-held when an address space drops its
@@ -82,6 +83,7 @@ mod poll;
 mod raw_lock;
 mod receiver;
 mod regs;
+mod regset;
 mod sender;
 mod shared;
 mod slot;

@@ -74,6 +74,38 @@
 #define UINTR_SENDER_SHARED		0x1U
 
 /*
+ * A thread's User Interrupts state, read-only: PTRACE_GETREGSET with
+ * NT_X86_UINTR (<linux/elf.h>) and a note of that type in core dumps
+ * (for each thread that is a receiver or a sender).  The same on UINTR
+ * hardware, where the CPU holds UIRR and UIF, and in emulation.
+ *
+ * handler:	  the handler's address; 0 if the thread is not a receiver
+ * stack_adjust:  as uintr_alt_stack() left it: bit 0 clear, RSP is
+ *		  lowered by it; set, RSP is loaded with it (bit 0 cleared)
+ * uirr:	  requests recognized and not yet delivered, bit n = vector n
+ * posted:	  requests posted to the thread's UPID and not yet
+ *		  recognized (the thread has not run since)
+ * uif:		  1 after STUI or UIRET (delivery enabled), 0 after CLUI or
+ *		  while a handler runs.  Signal delivery, sigreturn and
+ *		  longjmp() leave it as it is.
+ * flags:	  UINTR_REGSET_RECEIVER, UINTR_REGSET_SENDER (the thread
+ *		  uses a sender table), UINTR_REGSET_HARDWARE (read from
+ *		  the CPU's state, not the emulation's)
+ */
+struct uintr_regset {
+	__u64 handler;
+	__u64 stack_adjust;
+	__u64 uirr;
+	__u64 posted;
+	__u32 uif;
+	__u32 flags;
+};
+
+#define UINTR_REGSET_RECEIVER		0x1U
+#define UINTR_REGSET_SENDER		0x2U
+#define UINTR_REGSET_HARDWARE		0x4U
+
+/*
  * ioctl() of the file uintr_ipi_fd() returns.  UIPI_SET_TARGET_TABLE:
  * the calling process shares the fd's sender table from now on, as if it
  * had made it; EBUSY if it shares another table already.
