@@ -196,25 +196,38 @@ TEST(forked_childs_connections_stay_its_own)
 }
 
 /*
- * Sharing with a child is explicit: it installs the table from an ipi fd
- * it inherited, and then the parent's indexes work there.
+ * Sharing with a child is explicit: this thread connects its own vector
+ * in the shared table, and the child installs the table from the ipi fd
+ * it inherited.  Returns the child's pid (0 in the child, which exits 30
+ * if it cannot install the table) and the index through idx.
  */
+static pid_t fork_sharing_the_table(struct __test_metadata *_metadata,
+				    int vector, long *idx)
+{
+	int ipi;
+	pid_t pid;
+
+	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0)) return -1;
+	*idx = uintr_register_self(vector, UINTR_SENDER_SHARED);
+	ASSERT_GE(*idx, 0) return -1;
+	ipi = uintr_ipi_fd(0);
+	ASSERT_GE(ipi, 0) return -1;
+	pid = fork();
+	ASSERT_GE(pid, 0) return -1;
+	if (pid == 0 && uintr_set_target_table(ipi))
+		_exit(30);
+	return pid;
+}
+
 TEST(forked_child_shares_through_an_ipi_fd)
 {
-	int status, ipi;
+	int status;
 	pid_t pid;
 	long idx;
 
-	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
-	idx = uintr_register_self(36, UINTR_SENDER_SHARED);
-	ASSERT_GE(idx, 0);
-	ipi = uintr_ipi_fd(0);
-	ASSERT_GE(ipi, 0);
-	pid = fork();
+	pid = fork_sharing_the_table(_metadata, 36, &idx);
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		if (uintr_set_target_table(ipi))
-			_exit(30);
 		_senduipi(idx);
 		_exit(0);
 	}
@@ -232,22 +245,19 @@ TEST(forked_child_shares_through_an_ipi_fd)
  */
 TEST(exec_leaves_the_table)
 {
-	int status, ipi;
+	int status;
 	pid_t pid;
+	long idx;
 
-	ASSERT_EQ(0, uintr_register_handler(uintr_record, 0));
-	ASSERT_EQ(0, uintr_register_self(5, UINTR_SENDER_SHARED));
-	ipi = uintr_ipi_fd(0);
-	ASSERT_GE(ipi, 0);
-	pid = fork();
+	pid = fork_sharing_the_table(_metadata, 5, &idx);
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		if (uintr_set_target_table(ipi))
-			_exit(39);
 		setenv("UINTR_SEND_AFTER_EXEC", "1", 1);
 		execl("/proc/self/exe", "shared_table", (char *)NULL);
 		_exit(40);
 	}
+	/* What the new image sends on. */
+	EXPECT_EQ(0, idx);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child exited with %d",
 						WEXITSTATUS(status));
