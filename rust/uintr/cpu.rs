@@ -148,8 +148,32 @@ pub(crate) struct UserState {
 /// on the hardware, as its saved XSAVE state holds it (the switch has
 /// just saved the registers, or they were saved already).
 pub(crate) fn leaving_state(thread: &ThreadState<'_>) -> UserState {
+    resting_state(thread, false)
+}
+
+/// The state of the calling thread, `receiver`'s, in process context.
+/// On the hardware its registers are saved first to read them, which
+/// clears UINV: the exit-to-user work is asked to re-arm it.
+pub(crate) fn own_state(thread: &ThreadState<'_>, receiver: &Receiver) -> UserState {
+    let mut state = resting_state(thread, true);
     if is_hardware() {
-        let (uif, uirr) = thread.saved_user_state(false);
+        state.requests |= receiver.upid().posted();
+    }
+    state
+}
+
+/// UIF and UIRR (as `requests`) of a thread that does not run while the
+/// caller looks: being switched out, stopped for ptrace, waiting for its
+/// process's core dump, or (with `is_current`) the calling thread.  On
+/// the hardware its saved XSAVE state holds them; the calling thread's
+/// registers are saved first, which clears UINV, so its exit-to-user work
+/// re-arms it.
+pub(crate) fn resting_state(thread: &ThreadState<'_>, is_current: bool) -> UserState {
+    if is_hardware() {
+        let (uif, uirr) = thread.saved_user_state(is_current);
+        if is_current {
+            glue::request_delivery();
+        }
         return UserState {
             uif,
             requests: uirr,
@@ -159,40 +183,6 @@ pub(crate) fn leaving_state(thread: &ThreadState<'_>) -> UserState {
         uif: thread.uif(),
         requests: thread.uirr().load(Ordering::Acquire),
     }
-}
-
-/// The state of the calling thread, `receiver`'s, in process context.
-/// On the hardware its registers are saved first to read them, which
-/// clears UINV: the exit-to-user work is asked to re-arm it.
-pub(crate) fn own_state(thread: &ThreadState<'_>, receiver: &Receiver) -> UserState {
-    if is_hardware() {
-        let (uif, uirr) = thread.saved_user_state(true);
-        glue::request_delivery();
-        return UserState {
-            uif,
-            requests: uirr | receiver.upid().posted(),
-        };
-    }
-    UserState {
-        uif: thread.uif(),
-        requests: thread.uirr().load(Ordering::Acquire),
-    }
-}
-
-/// UIF and UIRR of a thread that does not run while the caller looks:
-/// stopped for ptrace, waiting for its process's core dump, or (with
-/// `is_current`) the calling thread, which dumps it.  On the hardware its
-/// saved XSAVE state holds them; the calling thread's registers are
-/// saved first, which clears UINV, so its exit-to-user work re-arms it.
-pub(crate) fn resting_state(thread: &ThreadState<'_>, is_current: bool) -> (bool, u64) {
-    if is_hardware() {
-        let state = thread.saved_user_state(is_current);
-        if is_current {
-            glue::request_delivery();
-        }
-        return state;
-    }
-    (thread.uif(), thread.uirr().load(Ordering::Acquire))
 }
 
 /// Adds `requests` to the calling thread's UIRR; returns the new UIRR.

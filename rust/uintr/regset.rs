@@ -33,9 +33,9 @@ pub(crate) fn read(thread: &ThreadState<'_>, is_current: bool) -> Result<binding
         out.handler = receiver.handler();
         out.stack_adjust = receiver.stack_adjust();
         out.posted = receiver.upid().posted();
-        let (uif, uirr) = cpu::resting_state(thread, is_current);
-        out.uif = u32::from(uif);
-        out.uirr = uirr;
+        let state = cpu::resting_state(thread, is_current);
+        out.uif = u32::from(state.uif);
+        out.uirr = state.requests;
     }
     Ok(out)
 }
