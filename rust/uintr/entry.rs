@@ -213,6 +213,13 @@ pub extern "C" fn uintr_rust_kernel_wakeup(cpu: c_uint) {
     waitlist::wake_posted(cpu as usize);
 }
 
+/// The bottom half of `cpu`: go on with the pass the kernel vector began.
+#[no_mangle]
+pub extern "C" fn uintr_rust_continue_wake_pass(cpu: c_uint) {
+    // A CPU number fits in usize.
+    waitlist::continue_pass(cpu as usize);
+}
+
 /// The CPU `cpu` is dead: wake the receivers that slept there.
 #[no_mangle]
 pub extern "C" fn uintr_rust_cpu_dead(cpu: c_uint) {
@@ -428,6 +435,11 @@ kunit_entry!(
 kunit_entry!(
     uintr_rust_test_early_kernel_vector_keeps_the_wakeup =>
         kunit::early_kernel_vector_keeps_the_wakeup
+);
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+kunit_entry!(
+    uintr_rust_test_long_wait_list_is_looked_at_a_chunk_at_a_time =>
+        kunit::long_wait_list_is_looked_at_a_chunk_at_a_time
 );
 #[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
 kunit_entry!(

@@ -39,6 +39,14 @@ pub(crate) fn send_notification(ndst: u32, nv: u8) {
     unsafe { bindings::uintr_send_notification(ndst, nv) };
 }
 
+/// Queues the bottom half that goes on with the kernel vector's pass over
+/// the wait list of `cpu`, the calling CPU; any context.
+pub(crate) fn defer_wake_pass(cpu: usize) {
+    // SAFETY: a plain C function, any context, for the calling CPU; a CPU
+    // number fits in c_uint.
+    unsafe { bindings::uintr_defer_wake_pass(cpu as core::ffi::c_uint) };
+}
+
 /// Makes context switches call the receiver hook from now on, for good;
 /// process context (it may sleep).
 pub(crate) fn enable_switch_hook() {

@@ -299,7 +299,56 @@ pub(crate) fn masked_and_revoked_connections() -> Check {
 /// The kernel vector's handler on `cpu`, as the interrupt runs it.
 fn kernel_vector(cpu: usize) -> usize {
     let _irqs = IrqsOff::new();
-    waitlist::wake_posted(cpu)
+    waitlist::wake_posted(cpu).woken
+}
+
+/// The kernel vector's handler looks at one chunk of its CPU's waiters;
+/// the rest of the pass, the bottom half's work, reaches a due waiter
+/// behind three chunks of idle ones and takes it off the list.
+pub(crate) fn long_wait_list_is_looked_at_a_chunk_at_a_time() -> Check {
+    let base = stats::snapshot();
+    let idle = receiver()?;
+    idle.activate();
+    let busy = receiver()?;
+    busy.activate();
+    let mut idle_waiters = KVec::new();
+    for _ in 0..3 * waitlist::CHUNK {
+        let waiter = alloc(Waiter::new(idle.upid(), Wake::Wait))?;
+        idle_waiters
+            .push(waiter, GFP_KERNEL)
+            .map_err(|_| "allocation failed")?;
+    }
+    let due = alloc(Waiter::new(busy.upid(), Wake::Wait))?;
+    let pin = CpuPin::new();
+    for waiter in idle_waiters.iter() {
+        ensure!(waitlist::enqueue(pin.cpu(), waiter, false));
+    }
+    ensure!(waitlist::enqueue(pin.cpu(), &due, false));
+    busy.block(pin.ndst());
+    let notified = busy.upid().post(5);
+    let handled = {
+        let _irqs = IrqsOff::new();
+        waitlist::wake_posted(pin.cpu())
+    };
+    // The bottom half may run at any interrupt's exit meanwhile; finish
+    // the pass here in any case.
+    while !waitlist::continue_pass(pin.cpu()) {}
+    let due_listed = waitlist::is_listed(&due);
+    let idle_listed = idle_waiters.iter().all(waitlist::is_listed);
+    busy.unblock(pin.ndst());
+    drop(pin);
+    for waiter in idle_waiters.iter() {
+        waitlist::dequeue(waiter);
+    }
+    waitlist::dequeue(&due);
+    ensure!(notified.is_some_and(|n| n.nv == KERNEL_VECTOR));
+    ensure!(handled.looked_at == waitlist::CHUNK);
+    ensure!(handled.woken == 0);
+    ensure!(!due_listed);
+    ensure!(idle_listed);
+    drop((idle_waiters, due, idle, busy));
+    ensure!(stats::snapshot() == base);
+    Ok(())
 }
 
 /// A post that claims its notification only after the sleeping thread

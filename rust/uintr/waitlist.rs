@@ -8,8 +8,17 @@
 //! that CPU's list names it.  The kernel vector's handler walks the list
 //! of its own CPU only and wakes the waiters whose UPID has something
 //! posted: no global list, no global lock, no scan of other CPUs' waiters.
-//! It looks at each waiter once, and takes the ones it wakes off the list:
-//! an interrupt costs O(waiters on its CPU), however many are due.
+//!
+//! The interrupt does not say which UPID was posted (on the hardware the
+//! CPU posts and notifies by itself), so each kernel vector starts a pass
+//! that looks at every waiter of its CPU once and takes the ones it wakes
+//! off the list.  How many sleep on a CPU is up to unprivileged users, so
+//! the handler itself looks at [`CHUNK`] waiters at most, with interrupts
+//! off; the rest of a pass goes on in that CPU's bottom half
+//! ([`continue_pass`]), a chunk at a time with interrupts on in between.
+//! A handler costs O(1) with interrupts off, a pass O(waiters on the CPU)
+//! in all, as in KVM's handler of its posted-interrupt wakeup vector,
+//! which walks the CPU's blocked vCPUs.
 //!
 //! A list's lock is taken with interrupts off (the handler takes it too),
 //! possibly under the scheduler's runqueue lock (a receiver going to sleep
@@ -129,6 +138,12 @@ struct Waiters {
     list: List<Waiter>,
     /// How many are on `list`.
     len: usize,
+    /// How many waiters the current pass has still to look at, from the
+    /// head: a pass pops each waiter from the head once and puts the ones
+    /// it does not wake at the tail, so `len` pops look at all of them.
+    /// Each kernel vector starts a pass over the whole list; 0 when none
+    /// is under way.
+    unseen: usize,
 }
 
 /// The waiters of one CPU, under their lock.
@@ -153,6 +168,7 @@ pub(crate) fn init() -> Result {
                     Waiters {
                         list: List::new(),
                         len: 0,
+                        unseen: 0,
                     },
                     "uintr_wait_list"
                 ),
@@ -204,6 +220,14 @@ pub(crate) fn enqueue(cpu: usize, waiter: &Arc<Waiter>, due: bool) -> bool {
     true
 }
 
+/// Whether `waiter` is on a wait list.
+#[cfg(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST)]
+pub(crate) fn is_listed(waiter: &Arc<Waiter>) -> bool {
+    // Taking the list's tracker fails exactly when a list holds it; the
+    // ListArc, if any, gives it back as it drops.
+    ListArc::try_from_arc(waiter.clone()).is_err()
+}
+
 /// Takes `waiter` off its list, if it is on one.
 pub(crate) fn dequeue(waiter: &Waiter) {
     let Some(list) = wait_list(waiter.cpu.load(Ordering::Relaxed)) else {
@@ -220,53 +244,126 @@ pub(crate) fn dequeue(waiter: &Waiter) {
     }
 }
 
-/// The most waiters woken per batch: the handler drops the list's lock
-/// to wake each batch.
-const BATCH: usize = 8;
+/// The most waiters a pass looks at with the list's lock held and
+/// interrupts off: all the kernel vector's handler does itself.
+pub(crate) const CHUNK: usize = 32;
 
-/// The kernel vector arrived on `cpu` (interrupts are off): wakes its
-/// waiters that have something posted, each once; returns how many.
-///
-/// One pass looks at each waiter that was listed when it began once: a
-/// due one leaves the list (its request stays pending until it runs; it
-/// needs no more notifications), the others go to the tail.
-pub(crate) fn wake_posted(cpu: usize) -> usize {
-    let Some(list) = wait_list(cpu) else {
-        return 0;
-    };
-    let mut woken = 0;
-    let mut unseen = None;
-    loop {
-        let mut batch: [Option<(ARef<Task>, Wake)>; BATCH] = Default::default();
-        let mut n = 0;
-        let mut waiters = list.lock();
-        let left = unseen.get_or_insert(waiters.len);
-        while n < BATCH && *left > 0 {
-            *left -= 1;
-            let Some(waiter) = waiters.list.pop_front() else {
-                break;
-            };
-            if waiter.take_wakeup() {
-                trace::notify(KERNEL_VECTOR, &*waiter.task, waiter.upid.posted());
-                batch[n] = Some((waiter.task.clone(), waiter.wake));
-                n += 1;
-                waiters.len -= 1;
-            } else {
-                waiters.list.push_back(waiter);
-            }
+/// The most chunks the bottom half does before it queues itself again, so
+/// that a long pass leaves the softirq loop to its budget (and to
+/// ksoftirqd).
+const CHUNKS_PER_TURN: usize = 8;
+
+/// The tasks a chunk found due, woken once the lock is dropped.
+struct Due {
+    tasks: [Option<(ARef<Task>, Wake)>; CHUNK],
+    n: usize,
+}
+
+impl Due {
+    fn new() -> Self {
+        Due {
+            tasks: Default::default(),
+            n: 0,
         }
-        drop(waiters);
-        for (task, wake) in batch.iter().flatten() {
+    }
+
+    /// Wakes them all (no lock held); returns how many.
+    fn wake(self) -> usize {
+        for (task, wake) in self.tasks.iter().flatten() {
             match wake {
                 Wake::Wait => task.wake_up(),
                 Wake::InterruptSleep => notify_signal(task),
             }
         }
-        woken += n;
-        if n < BATCH || unseen == Some(0) {
-            return woken;
+        self.n
+    }
+}
+
+/// One chunk of the current pass: looks at up to [`CHUNK`] waiters from
+/// the head; a due one leaves the list (its request stays pending until
+/// it runs; it needs no more notifications) and goes to `due`, the others
+/// go to the tail.  Returns how many it looked at.
+fn look_at_chunk(waiters: &mut Waiters, due: &mut Due) -> usize {
+    // Waiters that left meanwhile shorten the pass.
+    waiters.unseen = waiters.unseen.min(waiters.len);
+    let mut looked_at = 0;
+    while looked_at < CHUNK && waiters.unseen > 0 {
+        waiters.unseen -= 1;
+        looked_at += 1;
+        let Some(waiter) = waiters.list.pop_front() else {
+            waiters.unseen = 0;
+            break;
+        };
+        if waiter.take_wakeup() {
+            trace::notify(KERNEL_VECTOR, &*waiter.task, waiter.upid.posted());
+            due.tasks[due.n] = Some((waiter.task.clone(), waiter.wake));
+            due.n += 1;
+            waiters.len -= 1;
+        } else {
+            waiters.list.push_back(waiter);
         }
     }
+    looked_at
+}
+
+/// What the kernel vector's handler did itself (the KUnit cases look).
+#[cfg_attr(not(CONFIG_X86_USER_INTERRUPTS_KUNIT_TEST), allow(dead_code))]
+pub(crate) struct Handled {
+    /// Waiters it looked at (at most [`CHUNK`]).
+    pub(crate) looked_at: usize,
+    /// Waiters it woke.
+    pub(crate) woken: usize,
+}
+
+/// The kernel vector arrived on `cpu` (interrupts are off): starts a pass
+/// over its waiters, wakes those of the first chunk that have something
+/// posted, and leaves the rest of the pass to the CPU's bottom half.  A
+/// pass under way starts over: a waiter due now may have been looked at
+/// before its post.
+pub(crate) fn wake_posted(cpu: usize) -> Handled {
+    let Some(list) = wait_list(cpu) else {
+        return Handled {
+            looked_at: 0,
+            woken: 0,
+        };
+    };
+    let mut due = Due::new();
+    let (looked_at, more) = {
+        let mut waiters = list.lock();
+        waiters.unseen = waiters.len;
+        let looked_at = look_at_chunk(&mut waiters, &mut due);
+        (looked_at, waiters.unseen > 0)
+    };
+    let woken = due.wake();
+    if more {
+        glue::defer_wake_pass(cpu);
+    }
+    Handled { looked_at, woken }
+}
+
+/// The bottom half of `cpu` (or a KUnit case): goes on with the pass the
+/// kernel vector started there, a chunk at a time, interrupts off only
+/// while it holds the list's lock; returns whether the pass is over.
+/// After [`CHUNKS_PER_TURN`] chunks it queues itself again.
+pub(crate) fn continue_pass(cpu: usize) -> bool {
+    let Some(list) = wait_list(cpu) else {
+        return true;
+    };
+    for _ in 0..CHUNKS_PER_TURN {
+        let mut due = Due::new();
+        let more = {
+            let _irqs = IrqsOff::new();
+            let mut waiters = list.lock();
+            look_at_chunk(&mut waiters, &mut due);
+            waiters.unseen > 0
+        };
+        due.wake();
+        if !more {
+            return true;
+        }
+    }
+    glue::defer_wake_pass(cpu);
+    false
 }
 
 /// `cpu` is dead (called on another CPU, in process context): the
@@ -283,12 +380,12 @@ pub(crate) fn wake_all(cpu: usize) -> usize {
     };
     let mut woken = 0;
     loop {
-        let mut batch: [Option<ARef<Task>>; BATCH] = Default::default();
+        let mut batch: [Option<ARef<Task>>; CHUNK] = Default::default();
         let mut n = 0;
         {
             let _irqs = IrqsOff::new();
             let mut waiters = list.lock();
-            while n < BATCH {
+            while n < CHUNK {
                 let Some(waiter) = waiters.list.pop_front() else {
                     break;
                 };
@@ -302,7 +399,7 @@ pub(crate) fn wake_all(cpu: usize) -> usize {
             task.wake_up();
         }
         woken += n;
-        if n < BATCH {
+        if n < CHUNK {
             return woken;
         }
     }
