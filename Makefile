@@ -332,7 +332,7 @@ config-matrix: deps
 series-check: deps
 	@scripts/series-check.sh $(FROM) $(TO)
 
-# make bench-overhead [N=count] [ROUNDS=r]: what the feature costs tasks that do not
+# make bench-overhead [N=count] [ROUNDS=r] [ICOUNT=1]: what the feature costs tasks that do not
 # use it: a null system call and a one-CPU pipe ping-pong (context
 # switches) in boots with uintr=off, on but unused, and on with a receiver
 # elsewhere, taking turns ROUNDS (5) times; results in build/bench-overhead/.  See
@@ -340,7 +340,7 @@ series-check: deps
 BENCH_OVERHEAD_N := $(or $(N),$(if $(QUICK),20000,200000))
 
 bench-overhead: initramfs
-	@UINTR_MEM=$(GUEST_MEM) ROUNDS=$(or $(ROUNDS),5) scripts/bench-overhead.sh \
+	@$(if $(ICOUNT),UINTR_ACCEL=icount) UINTR_MEM=$(GUEST_MEM) ROUNDS=$(or $(ROUNDS),5) scripts/bench-overhead.sh \
 		$(BZIMAGE) $(INITRAMFS) $(B)/bench-overhead $(BENCH_OVERHEAD_N)
 
 # make stress T=storm,wait [MINUTES=60]: one boot that runs the named

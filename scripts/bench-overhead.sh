@@ -7,14 +7,17 @@
 # in the modes
 #   off       uintr=off: the feature refuses its calls
 #   unused    the default mode, and no receiver on the system since boot
-#             (the context switch's receiver test is behind a static key,
-#             off)
 #   receiver  the default mode with a receiver asleep in another process
-#             for the whole run (ipc_bench --receiver: the key is on)
+#             for the whole run (ipc_bench --receiver)
+# (Only receivers and senders carry TIF_UINTR_SWITCH, so the other tasks'
+# switches should run the same instructions in all three.)
 # Boots of one mode differ by more than the effect looked for (TCG: the
 # same row's median moves by 5-40 % from boot to boot), so the modes take
 # turns, ROUNDS times (default 5), and the table gives per mode the median
-# of the boots' medians and their range.
+# of the boots' medians and their range.  UINTR_ACCEL=icount (make
+# bench-overhead ICOUNT=1): QEMU counts instructions, one per guest
+# nanosecond, so the table's figures are instructions per iteration,
+# without the host's noise.
 # usage: bench-overhead.sh <bzImage> <initramfs> <outdir> <iterations per row>
 set -euo pipefail
 
@@ -49,9 +52,10 @@ for round in $(seq 1 "$rounds"); do
 	done
 done
 
-python3 - "$out" "$rounds" <<'PY'
+python3 - "$out" "$rounds" "${UINTR_ACCEL:-tcg}" <<'PY'
 import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, accel = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+unit = "instructions" if accel == "icount" else "ns"
 modes = ["off", "unused", "receiver"]
 medians = {m: {} for m in modes}
 order = []
@@ -70,7 +74,7 @@ for m in modes:
 def cell(values):
     return "%.0f (%.0f-%.0f)" % (statistics.median(values), min(values), max(values))
 
-lines = ["| row | off: ns (range) | unused: ns (range) | vs off | receiver elsewhere: ns (range) | vs off |",
+lines = ["| row | off: %s (range) | unused: %s (range) | vs off | receiver elsewhere: %s (range) | vs off |" % (unit, unit, unit),
          "|---|---:|---:|---:|---:|---:|"]
 for row in order:
     base = statistics.median(medians["off"][row])
@@ -83,7 +87,7 @@ for row in order:
     lines.append("| " + " | ".join(cells) + " |")
 table = "\n".join(lines) + "\n"
 note = ("\nMedian over %d boots per mode of each boot's median (the range: the "
-        "lowest and highest boot).\n" % rounds)
+        "lowest and highest boot); QEMU %s.\n" % (rounds, "-icount: instructions per iteration" if accel == "icount" else "TCG: wall-clock ns"))
 open(f"{out}/overhead.md", "w").write(table + note)
 print(table + note, end="")
 PY

@@ -47,13 +47,6 @@ pub(crate) fn defer_wake_pass(cpu: usize) {
     unsafe { bindings::uintr_defer_wake_pass(cpu as core::ffi::c_uint) };
 }
 
-/// Makes context switches call the receiver hook from now on, for good;
-/// process context (it may sleep).
-pub(crate) fn enable_switch_hook() {
-    // SAFETY: a plain C function, called in process context.
-    unsafe { bindings::uintr_enable_switch_hook() };
-}
-
 /// Keeps the caller on its CPU while it lives.
 pub(crate) struct CpuPin {
     ndst: u32,

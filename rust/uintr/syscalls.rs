@@ -84,11 +84,10 @@ pub(crate) fn register_handler(
     }
     let receiver = Receiver::new(handler, flags)?;
     // The registers first (nothing can be posted yet: there is no fd);
-    // then installed, with the switch hook on, so that from here on
-    // context switches keep the UPID in step; then pointed at the CPU
-    // this thread runs on now.
+    // then installed (with the switch hook on: see `set_receiver`), so
+    // that from here on context switches keep the UPID in step; then
+    // pointed at the CPU this thread runs on now.
     cpu::load_receiver(&receiver)?;
-    glue::enable_switch_hook();
     thread.set_receiver(receiver.clone());
     receiver.activate();
     trace::register_handler(handler, requested);

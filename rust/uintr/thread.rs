@@ -109,14 +109,28 @@ impl<'a> ThreadState<'a> {
     }
 
     /// Makes `receiver` the thread's receiver; the slot must be empty.
+    /// The thread's context switches call the hook from before the
+    /// receiver is there, so that none of them is missed.
     pub(crate) fn set_receiver(&self, receiver: Arc<Receiver>) {
+        self.set_switch_hook(true);
         slot::fill(self.receiver_slot(), receiver);
     }
 
-    /// Removes and returns the thread's receiver.
+    /// Removes and returns the thread's receiver; its context switches
+    /// stop calling the hook unless it is a sender.
     pub(crate) fn take_receiver(&self) -> Option<Arc<Receiver>> {
         // SAFETY: as in `receiver`.
-        unsafe { slot::take(self.receiver_slot()) }
+        let receiver = unsafe { slot::take(self.receiver_slot()) };
+        self.set_switch_hook(self.sender().is_some());
+        receiver
+    }
+
+    /// Sets or clears the thread's TIF_UINTR_SWITCH: whether context
+    /// switches to and from it call the hook (`__uintr_switch()`).
+    fn set_switch_hook(&self, on: bool) {
+        // SAFETY: `raw` is the live `thread.uintr` of a task (see
+        // `from_raw`); the helper changes that task's flag atomically.
+        unsafe { bindings::uintr_set_switch_hook(self.raw, on) };
     }
 
     /// The sender table the thread uses, if it is a sender: its own, or
@@ -127,14 +141,19 @@ impl<'a> ThreadState<'a> {
         unsafe { slot::borrow(self.sender_slot()) }
     }
 
-    /// Makes the thread use `table`; the slot must be empty.
+    /// Makes the thread use `table`; the slot must be empty.  As for a
+    /// receiver, the hook is on first.
     pub(crate) fn set_sender(&self, table: Arc<SenderUse>) {
+        self.set_switch_hook(true);
         slot::fill(self.sender_slot(), table);
     }
 
-    /// Removes and returns the thread's use of its sender table.
+    /// Removes and returns the thread's use of its sender table; its
+    /// context switches stop calling the hook unless it is a receiver.
     pub(crate) fn take_sender(&self) -> Option<Arc<SenderUse>> {
         // SAFETY: as in `sender`.
-        unsafe { slot::take(self.sender_slot()) }
+        let table = unsafe { slot::take(self.sender_slot()) };
+        self.set_switch_hook(self.receiver().is_some());
+        table
     }
 }
